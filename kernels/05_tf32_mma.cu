@@ -1,0 +1,59 @@
+// variant: accuracy=tf32 dtypes=float32
+// Rung 5, TF32 tensor cores: the pointwise GEMM (M=C_out, N=time, K=C_in) moves from FP32 CUDA cores
+// to mma.sync.m16n8k8 TF32 with fp32 accumulation. Persistent blocks (1/SM at the headline), 256
+// threads = 4x2 warps of 32x32 warp tiles over a (128 oc x 64 t) block tile. W_pw is rounded to tf32
+// once per block into smem in A-fragment order (one LDS.128 per fragment); the x tile + dilated halo
+// arrives by cp.async (16 B when T % 4 == 0) and the next tile's copy overlaps this tile's MMAs; the
+// depthwise + bias + SiLU prologue writes tf32 act into a bank-conflict-free padded smem tile.
+// The kernel itself (tc_fused_kernel) lives in common.cuh, shared with rungs 06 and 07.
+// Predicted (headline B=16 C=128 T=2048 K=5 d=2): 16.8 MB in + 16.8 MB out = 33.6 MB / 4.27 TB/s =
+//   7.9 us floor; 1.07 GFLOP of TF32 mma ~ 2 us. Per SM: 512 tiles / 132 SMs -> 4 tiles. Per tile the
+//   smem side is the limit: fragment loads 8 warps x 16 k-steps x (2 A x 512 B + 8 B x 128 B) = 256 KB
+//   / 128 B/clk = 2.0k clk, prologue 8192 act x 5 LDS / 32 lanes + stores ~ 1.8k clk -> ~2.0 us/tile at
+//   1.98 GHz; HBM per tile 39 KB x + 32 KB y at 4.27 TB/s / 132 SMs = 2.2 us/tile. x of the next tile
+//   overlaps the MMAs, the prologue does not: predicted ~ 4 x 2.4 us ~ 9.5 us (target <= 10 us).
+// Measured: (filled in from results/timings.csv after the H200 run)
+// ptxas (sm_90, defaults): PTXAS_LINE_05
+// Shape limits: x tile (C_in x (TILE_T + (K-1)*dilation)) + act tile + one 128-row chunk of W_pw must fit
+//   in the opt-in smem (C_in up to ~330 at K=5, d=2); any C_out (W_pw chunks are reloaded when all of
+//   it does not fit next to the tiles).
+#include "common.cuh"
+
+// Tile parameters (sweepable with -D): TILE_T time steps per block tile = WARPS_N * WARP_N;
+// block covers WARPS_M * WARP_M output channels per chunk. WARP_M % 16 == 0, WARP_N % 8 == 0.
+#ifndef WARPS_M
+#define WARPS_M 4
+#endif
+#ifndef WARPS_N
+#define WARPS_N 2
+#endif
+#ifndef WARP_M
+#define WARP_M 32
+#endif
+#ifndef WARP_N
+#define WARP_N 32
+#endif
+#ifndef TILE_T
+#define TILE_T (WARPS_N * WARP_N)
+#endif
+static_assert(WARP_M % 16 == 0 && WARP_N % 8 == 0, "warp tile must be a multiple of the 16x8 mma tile");
+static_assert(TILE_T == WARPS_N * WARP_N, "TILE_T must equal WARPS_N * WARP_N");
+static_assert(WARPS_M * WARPS_N * 32 <= 1024, "too many threads per block");
+
+namespace {
+constexpr int kBM = WARPS_M * WARP_M;
+}  // namespace
+
+const char* fused_unsupported(const FusedArgs& a) {
+  if (const char* why = require_float32(a)) return why;
+  TcParams p;
+  size_t smem;
+  if (!tc_plan(a, 4, TILE_T, kBM, p, smem))
+    return "C_in or the kernel span (K-1)*dilation too large for this variant's shared-memory tiles (x tile, "
+           "activation tile and one 128-row chunk of W_pw must fit in the opt-in shared memory)";
+  return nullptr;
+}
+
+void fused_forward(const FusedArgs& a, void* stream) {
+  tc_launch<float, false, TILE_T, WARPS_M, WARPS_N, WARP_M, WARP_N>(a, stream);
+}

@@ -1,0 +1,56 @@
+// variant: accuracy=strict dtypes=float32
+// Rung 6, 3xTF32 tensor cores: rung 5's kernel with every operand split as a = big + small (big = tf32(a),
+// small = tf32(a - big)) and acc += a_small*b_big + a_big*b_small + a_big*b_big, recovering fp32
+// accuracy (the dropped small*small and residual terms are ~2^-22 relative). W_pw and act stay fp32
+// in smem and are split at fragment-load time. Each k-step's three products go into a zeroed partial
+// tile that is added to the accumulator with a round-to-nearest FADD: the tensor core's internal
+// (truncating) accumulation then never carries the running sum, which keeps the error at fp32 level
+// (<= 1e-6 vs float64). The prologue uses the accurate expf / IEEE division SiLU.
+// Predicted (headline B=16 C=128 T=2048 K=5 d=2): memory floor 7.9 us as in rung 5; 3 x 1.07 GFLOP of
+//   TF32 mma ~ 6 us. Per tile per warp and k-step: 24 HMMA + 24 x 3 split ops + 32 FADD + 12 LDS ~ 140
+//   instr -> 8 warps x 16 k-steps x 140 / 4 schedulers = 4.5k clk, + accurate prologue ~ 2.5k clk =
+//   7k clk = 3.5 us/tile; 4 tiles/SM -> ~ 13-14 us, compute bound (target <= 14 us).
+// Measured: (filled in from results/timings.csv after the H200 run)
+// ptxas (sm_90, defaults): PTXAS_LINE_06
+// Shape limits: as rung 5 (x tile + act tile + one 128-row chunk of W_pw must fit in the opt-in smem;
+//   C_in up to ~330 at K=5, d=2; any C_out).
+#include "common.cuh"
+
+// Tile parameters (sweepable with -D): TILE_T time steps per block tile = WARPS_N * WARP_N;
+// block covers WARPS_M * WARP_M output channels per chunk. WARP_M % 16 == 0, WARP_N % 8 == 0.
+#ifndef WARPS_M
+#define WARPS_M 4
+#endif
+#ifndef WARPS_N
+#define WARPS_N 2
+#endif
+#ifndef WARP_M
+#define WARP_M 32
+#endif
+#ifndef WARP_N
+#define WARP_N 32
+#endif
+#ifndef TILE_T
+#define TILE_T (WARPS_N * WARP_N)
+#endif
+static_assert(WARP_M % 16 == 0 && WARP_N % 8 == 0, "warp tile must be a multiple of the 16x8 mma tile");
+static_assert(TILE_T == WARPS_N * WARP_N, "TILE_T must equal WARPS_N * WARP_N");
+static_assert(WARPS_M * WARPS_N * 32 <= 1024, "too many threads per block");
+
+namespace {
+constexpr int kBM = WARPS_M * WARP_M;
+}  // namespace
+
+const char* fused_unsupported(const FusedArgs& a) {
+  if (const char* why = require_float32(a)) return why;
+  TcParams p;
+  size_t smem;
+  if (!tc_plan(a, 4, TILE_T, kBM, p, smem))
+    return "C_in or the kernel span (K-1)*dilation too large for this variant's shared-memory tiles (x tile, "
+           "activation tile and one 128-row chunk of W_pw must fit in the opt-in shared memory)";
+  return nullptr;
+}
+
+void fused_forward(const FusedArgs& a, void* stream) {
+  tc_launch<float, true, TILE_T, WARPS_M, WARPS_N, WARP_M, WARP_N>(a, stream);
+}

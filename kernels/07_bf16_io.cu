@@ -1,0 +1,62 @@
+// variant: accuracy=bf16 dtypes=float32,bfloat16,float16
+// Rung 7, 16-bit I/O: rung 5's TF32 tensor-core kernel templated on the element type of x and y
+// (__nv_bfloat16, __half, or float), dispatched on a.dtype. x tiles are half the bytes (16-byte
+// cp.async moves 8 elements), act/W_pw stay tf32 in smem, accumulation fp32, y is rounded to the I/O
+// type in the epilogue (bf16x2 / half2 stores). Weights and biases are float32 as always.
+// Predicted (headline, bf16): 8.4 MB in + 8.4 MB out = 16.8 MB / 4.27 TB/s = 3.9 us floor. Per tile:
+//   HBM 20 KB x + 16 KB y / 32 GB/s-per-SM = 1.1 us, but the smem side is unchanged from rung 5
+//   (fragment loads 2.0k clk + prologue ~ 1.8k clk ~ 2.0 us/tile) -> 4 tiles/SM ~ 8 us: compute (smem)
+//   bound, above the 6 us target; the next step would be bf16 m16n8k16 MMAs (half the fragment bytes)
+//   and 2 blocks/SM (try -DWARPS_M=8 -DWARPS_N=1 -DWARP_M=16 -DWARP_N=32: ~100 KB smem per block).
+// Measured: (filled in from results/timings.csv after the H200 run)
+// ptxas (sm_90, defaults): PTXAS_LINE_07
+// Shape limits: as rung 5 (x tile + act tile + one 128-row chunk of W_pw must fit in the opt-in smem;
+//   any C_out).
+#include "common.cuh"
+
+// Tile parameters (sweepable with -D): TILE_T time steps per block tile = WARPS_N * WARP_N;
+// block covers WARPS_M * WARP_M output channels per chunk. WARP_M % 16 == 0, WARP_N % 8 == 0.
+#ifndef WARPS_M
+#define WARPS_M 4
+#endif
+#ifndef WARPS_N
+#define WARPS_N 2
+#endif
+#ifndef WARP_M
+#define WARP_M 32
+#endif
+#ifndef WARP_N
+#define WARP_N 32
+#endif
+#ifndef TILE_T
+#define TILE_T (WARPS_N * WARP_N)
+#endif
+static_assert(WARP_M % 16 == 0 && WARP_N % 8 == 0, "warp tile must be a multiple of the 16x8 mma tile");
+static_assert(TILE_T == WARPS_N * WARP_N, "TILE_T must equal WARPS_N * WARP_N");
+static_assert(WARPS_M * WARPS_N * 32 <= 1024, "too many threads per block");
+
+namespace {
+constexpr int kBM = WARPS_M * WARP_M;
+int elem_bytes(int dtype) {
+  return dtype == FUSED_F32 ? 4 : (dtype == FUSED_BF16 || dtype == FUSED_F16) ? 2 : 0;
+}
+}  // namespace
+
+const char* fused_unsupported(const FusedArgs& a) {
+  if (elem_bytes(a.dtype) == 0) return "this variant takes float32, bfloat16 or float16 input only";
+  TcParams p;
+  size_t smem;
+  if (!tc_plan(a, elem_bytes(a.dtype), TILE_T, kBM, p, smem))
+    return "C_in or the kernel span (K-1)*dilation too large for this variant's shared-memory tiles (x tile, "
+           "activation tile and one 128-row chunk of W_pw must fit in the opt-in shared memory)";
+  return nullptr;
+}
+
+void fused_forward(const FusedArgs& a, void* stream) {
+  switch (a.dtype) {
+    case FUSED_BF16: tc_launch<__nv_bfloat16, false, TILE_T, WARPS_M, WARPS_N, WARP_M, WARP_N>(a, stream); break;
+    case FUSED_F16: tc_launch<__half, false, TILE_T, WARPS_M, WARPS_N, WARP_M, WARP_N>(a, stream); break;
+    case FUSED_F32: tc_launch<float, false, TILE_T, WARPS_M, WARPS_N, WARP_M, WARP_N>(a, stream); break;
+    default: throw std::runtime_error("bf16_io: unsupported dtype code " + std::to_string(a.dtype));
+  }
+}

@@ -1,0 +1,419 @@
+// common.cuh: device helpers shared by every CUDA rung. Host-side checks included.
+#pragma once
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include "fused_args.h"
+
+// Throw (pybind11 turns it into RuntimeError) when a CUDA API call fails.
+#define CUDA_CHECK(expr)                                                                        \
+  do {                                                                                          \
+    cudaError_t err_ = (expr);                                                                  \
+    if (err_ != cudaSuccess)                                                                    \
+      throw std::runtime_error(std::string(#expr) + " failed: " + cudaGetErrorString(err_) +   \
+                               " (" + __FILE__ + ":" + std::to_string(__LINE__) + ")");          \
+  } while (0)
+
+template <typename T>
+__host__ __device__ __forceinline__ T ceil_div(T a, T b) { return (a + b - 1) / b; }
+
+// SiLU with the accurate expf (the strict-fp32 rungs must stay within 1e-6 of float64).
+__device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
+
+// Element type <-> float, so one kernel template serves float32, bfloat16 and float16 I/O.
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+template <typename T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
+template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half(v); }
+
+// Depthwise dilated conv + bias + SiLU for one (channel row, output time t), reading x from global
+// memory with zero padding. `xrow` points at x[b, ic, 0].
+template <typename T>
+__device__ __forceinline__ float dw_silu_at(const T* __restrict__ xrow, const float* __restrict__ wrow,
+                                            float bias, int64_t t, int64_t T_in, int K, int dilation,
+                                            int padding) {
+  float acc = bias;
+  int64_t src = t - padding;
+  for (int k = 0; k < K; ++k, src += dilation)
+    if (src >= 0 && src < T_in) acc = fmaf(wrow[k], to_float(xrow[src]), acc);
+  return silu(acc);
+}
+
+// ---- cp.async (added for rung 04) ----
+// Asynchronous global -> shared copies (sm_80+), bypassing registers. `src_bytes` < the copy size
+// zero-fills the rest: pass src_bytes = 0 for an out-of-range element (the source pointer must still
+// be a valid global address; nothing is read from it). Visible to the issuing thread after
+// cp_async_wait<N>() and to the whole block after a following __syncthreads().
+__device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src, int src_bytes) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(src_bytes)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_4(void* smem_dst, const void* gmem_src, int src_bytes) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(src_bytes)
+               : "memory");
+}
+// Close the group of copies issued so far by this thread.
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Wait until at most N of this thread's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+// Host: the usual "float32 only" refusal shared by the fp32 rungs.
+inline const char* require_float32(const FusedArgs& a) {
+  return a.dtype == FUSED_F32 ? nullptr : "this variant takes float32 input only";
+}
+
+// ---- tensor cores (rungs 05-07) ----
+// Building blocks for the mma.sync rungs, plus the one tile kernel they share (tc_fused_kernel):
+// 05 instantiates it with TF32, 06 with the 3xTF32 split, 07 with bf16/fp16 I/O. Names carry a tc_ prefix.
+
+// 32-bit shared-memory address of a generic pointer (what cp.async and friends take).
+__device__ __forceinline__ uint32_t tc_smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// cp.async with zero fill: copies `bytes` (16 or 4) when `valid`, else writes zeros and reads nothing.
+__device__ __forceinline__ void tc_cp_async16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(tc_smem_u32(dst)), "l"(src),
+               "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void tc_cp_async4(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(tc_smem_u32(dst)), "l"(src),
+               "r"(valid ? 4 : 0) : "memory");
+}
+__device__ __forceinline__ void tc_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void tc_cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+// fp32 -> tf32 (round to nearest, ties away; low 13 bits zero), as the 32-bit register mma wants.
+__device__ __forceinline__ uint32_t tc_tf32(float v) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+  return r;
+}
+// 3xTF32 split: v = big + small + O(2^-22 |v|); v - big is exact in fp32.
+__device__ __forceinline__ void tc_split_tf32(float v, uint32_t& big, uint32_t& small) {
+  big = tc_tf32(v);
+  small = tc_tf32(v - __uint_as_float(big));
+}
+// D = A * B + D, one m16n8k8 TF32 tile, fp32 accumulation. g = lane / 4, t = lane % 4:
+//   A (16x8, row): a0 (g, t)  a1 (g+8, t)  a2 (g, t+4)  a3 (g+8, t+4)
+//   B (8x8, col):  b0 (k=t, n=g)  b1 (k=t+4, n=g)
+//   C/D (16x8):    c0 (g, 2t)  c1 (g, 2t+1)  c2 (g+8, 2t)  c3 (g+8, 2t+1)
+__device__ __forceinline__ void tc_mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// SiLU with the fast exp and division (rel. error ~1e-6: fine under TF32 or bf16 rounding).
+__device__ __forceinline__ float silu_fast(float v) { return __fdividef(v, 1.0f + __expf(-v)); }
+
+// Store two adjacent outputs of one row (8- or 4-byte store when `pair`, else element by element).
+__device__ __forceinline__ void tc_store2(float* d, float v0, float v1) {
+  *reinterpret_cast<float2*>(d) = make_float2(v0, v1);
+}
+__device__ __forceinline__ void tc_store2(__nv_bfloat16* d, float v0, float v1) {
+  *reinterpret_cast<__nv_bfloat162*>(d) = __floats2bfloat162_rn(v0, v1);
+}
+__device__ __forceinline__ void tc_store2(__half* d, float v0, float v1) {
+  *reinterpret_cast<__half2*>(d) = __floats2half2_rn(v0, v1);
+}
+
+// Everything the tile kernel needs; filled on the host by tc_plan.
+struct TcParams {
+  const void* x;
+  void* y;
+  const float *w_dw, *b_dw, *w_pw, *b_pw;
+  int64_t T, T_out, n_tt, n_tiles;  // n_tt time tiles per batch row, n_tiles = B * n_tt
+  int C_in, C_out, K, dilation, padding;
+  int C_in_pad;     // C_in rounded up to 8 (the mma K step); padded rows of act are zero
+  int XW;           // elements per x-tile row in smem (tile + halo + alignment slack)
+  int w_rows;       // pointwise-weight rows held in smem (all C_out, or one BM chunk)
+  int n_chunks;     // ceil(C_out / BM)
+  int w_resident;   // 1: all of W_pw stays in smem; 0: one BM-row chunk reloaded per tile
+  int x_vec;        // 1: 16-byte cp.async for x (T % VEC == 0, x aligned)
+  int y_pair;       // 1: two-element stores for y (T_out even, y aligned)
+  uint32_t off_act, off_wdw, off_w;  // byte offsets of the smem regions
+};
+
+// Activation row stride (floats): TT + pad with stride % 32 == 8, so the B-fragment loads
+// (rows k = t and t+4, column g) hit 32 distinct banks.
+__host__ __device__ constexpr int tc_act_stride(int TT) { return TT + ((8 - TT % 32) + 32) % 32; }
+
+// Copy W_pw rows [row0, row0 + rows) into smem in mma A-fragment order: fragment f = mt * KS + ks
+// (16 rows x 8 columns) holds 32 lanes x float4 {a0, a1, a2, a3}, so one LDS.128 per lane loads a
+// whole A fragment without bank conflicts. Out-of-range rows/columns are zero. kRound: store tf32.
+template <bool kRound>
+__device__ __forceinline__ void tc_fill_w(float* sW, const float* __restrict__ w_pw, int row0, int rows, int C_in,
+                                          int C_in_pad, int C_out, int tid, int nthreads) {
+  const int KS = C_in_pad / 8;
+  const int n = rows * C_in_pad;
+  for (int i = tid; i < n; i += nthreads) {
+    const int r = i & 3, lane = (i >> 2) & 31, f = i >> 7;
+    const int m = (f / KS) * 16 + (lane >> 2) + (r & 1) * 8;
+    const int k = (f % KS) * 8 + (lane & 3) + (r >> 1) * 4;
+    const int oc = row0 + m;
+    const float v = (oc < C_out && k < C_in) ? __ldg(w_pw + static_cast<int64_t>(oc) * C_in + k) : 0.0f;
+    sW[i] = kRound ? __uint_as_float(tc_tf32(v)) : v;
+  }
+}
+
+// First x column a tile needs, rounded down to a multiple of `vec` (floor, also for negatives).
+__host__ __device__ __forceinline__ int64_t tc_x_start(int64_t s, int vec) {
+  return s >= 0 ? s / vec * vec : -((-s + vec - 1) / vec) * vec;
+}
+
+// Issue the loads of one x tile (all C_in rows, XW columns from xs_start) into sX, zero outside [0, T).
+// 16-byte cp.async on the vector path; 4-byte cp.async for unaligned fp32; plain loads for unaligned
+// 16-bit types (cp.async has no 2-byte form).
+template <typename T>
+__device__ __forceinline__ void tc_issue_x_tile(T* sX, const T* __restrict__ x, int64_t b, const TcParams& p,
+                                                int64_t xs_start, int tid, int nthreads) {
+  const T* xb = x + b * p.C_in * p.T;
+  if (p.x_vec) {
+    constexpr int VEC = 16 / sizeof(T);
+    const int cpr = p.XW / VEC, n = p.C_in * cpr;
+    for (int i = tid; i < n; i += nthreads) {
+      const int ic = i / cpr, c = i - ic * cpr;
+      const int64_t gt = xs_start + static_cast<int64_t>(c) * VEC;  // whole chunk in or out (T % VEC == 0)
+      const bool ok = gt >= 0 && gt < p.T;
+      const T* row = xb + static_cast<int64_t>(ic) * p.T;
+      tc_cp_async16(sX + ic * p.XW + c * VEC, ok ? row + gt : row, ok);
+    }
+  } else {
+    const int n = p.C_in * p.XW;
+    for (int i = tid; i < n; i += nthreads) {
+      const int ic = i / p.XW, c = i - ic * p.XW;
+      const int64_t gt = xs_start + c;
+      const bool ok = gt >= 0 && gt < p.T;
+      const T* row = xb + static_cast<int64_t>(ic) * p.T;
+      if constexpr (sizeof(T) == 4) tc_cp_async4(sX + i, ok ? row + gt : row, ok);
+      else sX[i] = ok ? row[gt] : from_float<T>(0.0f);
+    }
+  }
+}
+
+// Depthwise + bias + SiLU for one tile: act[ic][tt] (row stride AS) from the x tile in smem.
+// Rows ic >= C_in and columns past T_out are written as zeros, so padded GEMM terms are exact zeros.
+template <typename T, bool kRound, bool kFastSilu, int TT, int AS, int NTHREADS>
+__device__ __forceinline__ void tc_dw_silu_tile(float* sAct, const T* sX, const float* sWdw, const float* sBdw,
+                                                const TcParams& p, int shift, int64_t t0) {
+  for (int i = threadIdx.x; i < p.C_in_pad * TT; i += NTHREADS) {
+    const int ic = i / TT, tt = i % TT;
+    float v = 0.0f;
+    if (ic < p.C_in && t0 + tt < p.T_out) {
+      const T* xr = sX + ic * p.XW + shift + tt;  // sX column of x[t0 + tt - padding]
+      const float* wr = sWdw + ic * p.K;
+      float acc = sBdw[ic];
+      for (int k = 0; k < p.K; ++k) acc = fmaf(wr[k], to_float(xr[k * p.dilation]), acc);
+      v = kFastSilu ? silu_fast(acc) : silu(acc);
+    }
+    sAct[ic * AS + tt] = kRound ? __uint_as_float(tc_tf32(v)) : v;
+  }
+}
+
+// The shared tile kernel. Persistent blocks walk tiles (b, TT time steps); per tile:
+//   wait x(tile) -> dw+SiLU into sAct -> issue cp.async of x(next tile) -> for each BM-row chunk of
+//   C_out: warps (kWarpsM x kWarpsN, warp tile kWM x kWN) run the K loop of mma.sync -> bias + store y.
+// The x load of the next tile overlaps this tile's MMAs and stores (sX is free once act is built).
+// kSplit3 = false: W and act are rounded to tf32 when stored, one mma per fragment pair.
+// kSplit3 = true : W and act stay fp32 in smem and are split at load time; per k-step the three
+//   products (small*big, big*small, big*big) go into a zeroed partial tile that is then added to
+//   the fp32 accumulator with an ordinary (round-to-nearest) FADD, so the tensor core's truncating
+//   internal accumulation only ever touches one 8-term k-step.
+template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN>
+__global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const TcParams p) {
+  constexpr int NTHREADS = kWarpsM * kWarpsN * 32, BM = kWarpsM * kWM, MT = kWM / 16, NT = kWN / 8;
+  constexpr int AS = tc_act_stride(TT);
+  static_assert(kWM % 16 == 0 && kWN % 8 == 0 && TT == kWarpsN * kWN, "bad warp tiling");
+  extern __shared__ __align__(16) unsigned char tc_smem[];
+  T* sX = reinterpret_cast<T*>(tc_smem);
+  float* sAct = reinterpret_cast<float*>(tc_smem + p.off_act);
+  float* sWdw = reinterpret_cast<float*>(tc_smem + p.off_wdw);
+  float* sBdw = sWdw + p.C_in * p.K;
+  float* sW = reinterpret_cast<float*>(tc_smem + p.off_w);
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp % kWarpsM, wn = warp / kWarpsM, g = lane >> 2, tq = lane & 3;
+  const int KS = p.C_in_pad / 8;
+  const int vec = p.x_vec ? 16 / static_cast<int>(sizeof(T)) : 1;
+  const T* x = static_cast<const T*>(p.x);
+  T* y = static_cast<T*>(p.y);
+
+  for (int i = tid; i < p.C_in * p.K; i += NTHREADS) sWdw[i] = p.w_dw[i];
+  for (int i = tid; i < p.C_in; i += NTHREADS) sBdw[i] = p.b_dw ? p.b_dw[i] : 0.0f;
+  if (p.w_resident) tc_fill_w<!kSplit3>(sW, p.w_pw, 0, p.w_rows, p.C_in, p.C_in_pad, p.C_out, tid, NTHREADS);
+
+  int64_t tile = blockIdx.x;
+  if (tile < p.n_tiles)
+    tc_issue_x_tile(sX, x, tile / p.n_tt, p, tc_x_start((tile % p.n_tt) * TT - p.padding, vec), tid, NTHREADS);
+  tc_cp_async_commit();
+
+  for (; tile < p.n_tiles; tile += gridDim.x) {
+    const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
+    const int64_t xs = t0 - p.padding;
+    tc_cp_async_wait_all();
+    __syncthreads();  // x(tile) visible to all; every warp is done reading sAct of the previous tile
+    tc_dw_silu_tile<T, !kSplit3, !kSplit3, TT, AS, NTHREADS>(sAct, sX, sWdw, sBdw, p,
+                                                             static_cast<int>(xs - tc_x_start(xs, vec)), t0);
+    __syncthreads();  // act ready; sX no longer read
+    const int64_t next = tile + gridDim.x;
+    if (next < p.n_tiles)
+      tc_issue_x_tile(sX, x, next / p.n_tt, p, tc_x_start((next % p.n_tt) * TT - p.padding, vec), tid, NTHREADS);
+    tc_cp_async_commit();
+
+    for (int c = 0; c < p.n_chunks; ++c) {
+      if (!p.w_resident) {  // uniform branch: reload this chunk of W
+        __syncthreads();    // everyone is done with the previous chunk
+        tc_fill_w<!kSplit3>(sW, p.w_pw, c * BM, BM, p.C_in, p.C_in_pad, p.C_out, tid, NTHREADS);
+        __syncthreads();
+      }
+      const int row0 = c * BM + wm * kWM, col0 = wn * kWN;  // warp's first oc, first tile column
+      if (row0 >= p.C_out || t0 + col0 >= p.T_out) continue;  // nothing of this warp tile is stored
+      const float* sWw = sW + static_cast<size_t>((p.w_resident ? c * BM : 0) + wm * kWM) / 16 * KS * 128;
+      const float* sAw = sAct + col0 + g;
+
+      float acc[MT][NT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) acc[mt][nt][r] = 0.0f;
+
+      for (int ks = 0; ks < KS; ++ks) {
+        float af[MT][4], bf[NT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          const float4 v = *reinterpret_cast<const float4*>(sWw + ((mt * KS + ks) * 32 + lane) * 4);
+          af[mt][0] = v.x; af[mt][1] = v.y; af[mt][2] = v.z; af[mt][3] = v.w;
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          bf[nt][0] = sAw[(ks * 8 + tq) * AS + nt * 8];
+          bf[nt][1] = sAw[(ks * 8 + tq + 4) * AS + nt * 8];
+        }
+        if constexpr (!kSplit3) {
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+              const uint32_t a[4] = {__float_as_uint(af[mt][0]), __float_as_uint(af[mt][1]),
+                                     __float_as_uint(af[mt][2]), __float_as_uint(af[mt][3])};
+              const uint32_t bb[2] = {__float_as_uint(bf[nt][0]), __float_as_uint(bf[nt][1])};
+              tc_mma_tf32(acc[mt][nt], a, bb);
+            }
+        } else {
+          uint32_t a_big[MT][4], a_small[MT][4], b_big[NT][2], b_small[NT][2];
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) tc_split_tf32(af[mt][r], a_big[mt][r], a_small[mt][r]);
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) tc_split_tf32(bf[nt][r], b_big[nt][r], b_small[nt][r]);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+              float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+              tc_mma_tf32(part, a_small[mt], b_big[nt]);  // small terms first
+              tc_mma_tf32(part, a_big[mt], b_small[nt]);
+              tc_mma_tf32(part, a_big[mt], b_big[nt]);
+#pragma unroll
+              for (int r = 0; r < 4; ++r) acc[mt][nt][r] += part[r];
+            }
+        }
+      }
+
+      // Epilogue: c0,c1 -> (oc = row g, t = 2tq, 2tq+1); c2,c3 -> row g+8. Bias added here.
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int oc = row0 + mt * 16 + g + h * 8;
+          if (oc >= p.C_out) continue;
+          const float bias = p.b_pw ? __ldg(p.b_pw + oc) : 0.0f;
+          T* yrow = y + (b * p.C_out + oc) * p.T_out;
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            const int64_t t = t0 + col0 + nt * 8 + 2 * tq;
+            const float v0 = acc[mt][nt][2 * h] + bias, v1 = acc[mt][nt][2 * h + 1] + bias;
+            if (t + 1 < p.T_out) {
+              if (p.y_pair) tc_store2(yrow + t, v0, v1);
+              else { yrow[t] = from_float<T>(v0); yrow[t + 1] = from_float<T>(v1); }
+            } else if (t < p.T_out) {
+              yrow[t] = from_float<T>(v0);
+            }
+          }
+        }
+    }
+  }
+  tc_cp_async_wait_all();  // nothing may be in flight when the block exits
+}
+
+// Host: smem layout and launch parameters for tc_fused_kernel; returns false when even one BM-row
+// chunk of W does not fit next to the x and act tiles. Layout: [sX | sAct | w_dw, b_dw | sW].
+inline bool tc_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, TcParams& p, size_t& smem) {
+  const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
+  if (a.C_in > (1 << 20) || a.C_out > (1 << 30)) return false;
+  const int vec = 16 / elem_bytes;
+  const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
+  const int64_t c_in_pad = (a.C_in + 7) / 8 * 8;
+  const int64_t xw = (TT + span + vec - 1 + vec - 1) / vec * vec;
+  auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
+  const int64_t off_act = align16(a.C_in * xw * elem_bytes);
+  const int64_t off_wdw = off_act + c_in_pad * tc_act_stride(TT) * 4;
+  const int64_t off_w = align16(off_wdw + (a.C_in * a.K + a.C_in) * 4);
+  const int64_t n_chunks = (a.C_out + BM - 1) / BM;
+  const int64_t resident_bytes = off_w + n_chunks * BM * c_in_pad * 4;
+  const int64_t chunk_bytes = off_w + static_cast<int64_t>(BM) * c_in_pad * 4;
+  if (chunk_bytes > limit) return false;
+  const bool resident = resident_bytes <= limit;
+  p.x = a.x; p.y = a.y;
+  p.w_dw = a.w_dw; p.b_dw = a.b_dw; p.w_pw = a.w_pw; p.b_pw = a.b_pw;
+  p.T = a.T; p.T_out = a.T_out;
+  p.n_tt = (a.T_out + TT - 1) / TT;
+  p.n_tiles = a.B * p.n_tt;
+  p.C_in = static_cast<int>(a.C_in); p.C_out = static_cast<int>(a.C_out);
+  p.K = a.K; p.dilation = a.dilation; p.padding = a.padding;
+  p.C_in_pad = static_cast<int>(c_in_pad);
+  p.XW = static_cast<int>(xw);
+  p.n_chunks = static_cast<int>(n_chunks);
+  p.w_resident = resident ? 1 : 0;
+  p.w_rows = static_cast<int>(resident ? n_chunks * BM : BM);
+  p.x_vec = (a.T % vec == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0) ? 1 : 0;
+  p.y_pair = (a.T_out % 2 == 0 && reinterpret_cast<uintptr_t>(a.y) % (2 * elem_bytes) == 0) ? 1 : 0;
+  p.off_act = static_cast<uint32_t>(off_act);
+  p.off_wdw = static_cast<uint32_t>(off_wdw);
+  p.off_w = static_cast<uint32_t>(off_w);
+  smem = static_cast<size_t>(resident ? resident_bytes : chunk_bytes);
+  return true;
+}
+
+// Host: plan, opt in to the dynamic smem, size the persistent grid from the occupancy, launch.
+template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN>
+void tc_launch(const FusedArgs& a, void* stream) {
+  constexpr int threads = kWarpsM * kWarpsN * 32, BM = kWarpsM * kWM;
+  TcParams p{};
+  size_t smem = 0;
+  if (!tc_plan(a, static_cast<int>(sizeof(T)), TT, BM, p, smem))
+    throw std::runtime_error("tensor-core variant: shape does not fit in shared memory (see fused_unsupported)");
+  auto kernel = tc_fused_kernel<T, kSplit3, TT, kWarpsM, kWarpsN, kWM, kWN>;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  const int64_t slots = static_cast<int64_t>(a.num_sms > 0 ? a.num_sms : 1) * (per_sm > 0 ? per_sm : 1);
+  const int64_t grid = p.n_tiles < slots ? p.n_tiles : slots;
+  if (grid < 1) return;
+  kernel<<<static_cast<unsigned>(grid), threads, smem, static_cast<cudaStream_t>(stream)>>>(p);
+}

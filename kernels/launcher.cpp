@@ -1,0 +1,163 @@
+// launcher.cpp: the one host launcher every variant is built with (fused_jit.load compiles it beside
+// the variant's kernel file). It validates the tensors, fills FusedArgs, calls the kernel file's
+// fused_forward and checks the launch. FUSED_CUDA is defined for .cu variants, FUSED_VARIANT always.
+#include <torch/extension.h>
+#include <string>
+#include "fused_args.h"
+#ifdef FUSED_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace {
+
+#ifdef FUSED_CUDA
+constexpr bool kOnCuda = true;
+#else
+constexpr bool kOnCuda = false;
+#endif
+
+std::string shape_str(const torch::Tensor& t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + "]";
+}
+
+int dtype_code(const torch::Tensor& x) {
+  switch (x.scalar_type()) {
+    case torch::kFloat: return FUSED_F32;
+    case torch::kBFloat16: return FUSED_BF16;
+    case torch::kHalf: return FUSED_F16;
+    default:
+      TORCH_CHECK(false, "fused[", FUSED_VARIANT, "]: x must be float32, bfloat16 or float16; got ",
+                  x.scalar_type());
+  }
+  return -1;
+}
+
+// A weight or bias tensor: same device as x, the expected shape, as contiguous float32.
+torch::Tensor param(const torch::Tensor& t, const torch::Tensor& x, const char* name,
+                    std::vector<int64_t> shape, const std::string& meaning) {
+  TORCH_CHECK(t.device() == x.device(), "fused[", FUSED_VARIANT, "]: ", name, " is on ", t.device(),
+              " but x is on ", x.device());
+  TORCH_CHECK(t.sizes().vec() == shape, "fused[", FUSED_VARIANT, "]: ", name, " must have shape ",
+              c10::IntArrayRef(shape), " (", meaning, "); got ", shape_str(t));
+  TORCH_CHECK(t.is_floating_point(), "fused[", FUSED_VARIANT, "]: ", name, " must be floating point; got ",
+              t.scalar_type());
+  return t.to(torch::kFloat).contiguous();
+}
+
+struct Prepared {
+  torch::Tensor x, w_dw, b_dw, w_pw, b_pw;
+  FusedArgs args{};
+};
+
+Prepared prepare(torch::Tensor x, const torch::Tensor& w_dw, const c10::optional<torch::Tensor>& b_dw,
+                 const torch::Tensor& w_pw, const c10::optional<torch::Tensor>& b_pw, int64_t dilation,
+                 int64_t padding) {
+  const char* v = FUSED_VARIANT;
+  TORCH_CHECK(x.dim() == 3, "fused[", v, "]: x must be 3-D (batch, channels, time); got shape ", shape_str(x));
+  if (kOnCuda) {
+    TORCH_CHECK(x.is_cuda(), "fused[", v, "]: this variant runs on CUDA, but x is on ", x.device(),
+                "; move x to a GPU or use the CPU variant");
+  } else {
+    TORCH_CHECK(x.device().is_cpu(), "fused[", v, "]: this variant runs on the CPU, but x is on ", x.device());
+  }
+  TORCH_CHECK(w_dw.dim() == 3 && w_dw.size(1) == 1,
+              "fused[", v, "]: depthwise weight must have shape (C_in, 1, K); got ", shape_str(w_dw));
+  TORCH_CHECK(w_pw.dim() == 3 && w_pw.size(2) == 1,
+              "fused[", v, "]: pointwise weight must have shape (C_out, C_in, 1); got ", shape_str(w_pw));
+  const int64_t B = x.size(0), C_in = x.size(1), T = x.size(2), K = w_dw.size(2), C_out = w_pw.size(0);
+  TORCH_CHECK(w_dw.size(0) == C_in, "fused[", v, "]: x has ", C_in, " channels but the depthwise weight has ",
+              w_dw.size(0), " (shape ", shape_str(w_dw), ")");
+  TORCH_CHECK(w_pw.size(1) == C_in, "fused[", v, "]: x has ", C_in, " channels but the pointwise weight expects ",
+              w_pw.size(1), " input channels (shape ", shape_str(w_pw), ")");
+  TORCH_CHECK(dilation >= 1, "fused[", v, "]: dilation must be >= 1; got ", dilation);
+  TORCH_CHECK(padding >= 0, "fused[", v, "]: padding must be >= 0; got ", padding);
+  TORCH_CHECK(B >= 1 && C_in >= 1 && C_out >= 1 && K >= 1, "fused[", v, "]: empty dimension in x ",
+              shape_str(x), ", w_dw ", shape_str(w_dw), " or w_pw ", shape_str(w_pw));
+  const int64_t T_out = T + 2 * padding - dilation * (K - 1);
+  TORCH_CHECK(T_out >= 1, "fused[", v, "]: input of length T=", T, " is too short for kernel_size=", K,
+              ", dilation=", dilation, ", padding=", padding, " (output length ", T_out, ")");
+
+  Prepared p;
+  p.x = x.contiguous();
+  p.w_dw = param(w_dw, x, "w_dw", {C_in, 1, K}, "C_in, 1, kernel_size");
+  p.w_pw = param(w_pw, x, "w_pw", {C_out, C_in, 1}, "C_out, C_in, 1");
+  if (b_dw) p.b_dw = param(*b_dw, x, "b_dw", {C_in}, "C_in");
+  if (b_pw) p.b_pw = param(*b_pw, x, "b_pw", {C_out}, "C_out");
+  FusedArgs& a = p.args;
+  a.x = p.x.data_ptr();
+  a.w_dw = p.w_dw.data_ptr<float>();
+  a.b_dw = b_dw ? p.b_dw.data_ptr<float>() : nullptr;
+  a.w_pw = p.w_pw.data_ptr<float>();
+  a.b_pw = b_pw ? p.b_pw.data_ptr<float>() : nullptr;
+  a.B = B; a.C_in = C_in; a.C_out = C_out; a.T = T; a.T_out = T_out;
+  a.K = static_cast<int>(K); a.dilation = static_cast<int>(dilation); a.padding = static_cast<int>(padding);
+  a.dtype = dtype_code(x);
+#ifdef FUSED_CUDA
+  const int dev = x.get_device();
+  int num_sms = 0, smem_optin = 0;
+  TORCH_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
+                  cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess,
+              "fused[", v, "]: cannot read the properties of CUDA device ", dev);
+  a.num_sms = num_sms;
+  a.max_smem_optin = smem_optin;
+#endif
+  return p;
+}
+
+}  // namespace
+
+// Why this variant cannot compute these inputs ("" when it can). Same checks as forward, no launch.
+std::string why_unsupported(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw,
+                            torch::Tensor w_pw, c10::optional<torch::Tensor> b_pw, int64_t dilation,
+                            int64_t padding) {
+  Prepared p = prepare(x, w_dw, b_dw, w_pw, b_pw, dilation, padding);
+  const char* why = fused_unsupported(p.args);
+  return why ? std::string(why) : std::string();
+}
+
+// y = pw(silu(dw(x))). `out`, if given, receives y (it must be contiguous, x's dtype and device, and of
+// shape (B, C_out, T_out)): check() passes a NaN-poisoned one so an unwritten element cannot pass.
+torch::Tensor forward(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw, torch::Tensor w_pw,
+                      c10::optional<torch::Tensor> b_pw, int64_t dilation, int64_t padding,
+                      c10::optional<torch::Tensor> out) {
+  Prepared p = prepare(x, w_dw, b_dw, w_pw, b_pw, dilation, padding);
+  const char* why = fused_unsupported(p.args);
+  TORCH_CHECK(why == nullptr, "fused[", FUSED_VARIANT, "]: cannot run x of shape ", shape_str(x), " with K=",
+              p.args.K, ", C_out=", p.args.C_out, ": ", why);
+  const std::vector<int64_t> y_shape{p.args.B, p.args.C_out, p.args.T_out};
+  torch::Tensor y;
+  if (out) {
+    y = *out;
+    TORCH_CHECK(y.device() == x.device() && y.scalar_type() == x.scalar_type() && y.sizes().vec() == y_shape &&
+                    y.is_contiguous(),
+                "fused[", FUSED_VARIANT, "]: out must be a contiguous ", x.scalar_type(), " tensor on ", x.device(),
+                " of shape ", c10::IntArrayRef(y_shape), "; got ", y.scalar_type(), " on ", y.device(), " of shape ",
+                shape_str(y));
+  } else {
+    y = torch::empty(y_shape, p.x.options());
+  }
+  p.args.y = y.data_ptr();
+#ifdef FUSED_CUDA
+  const c10::cuda::CUDAGuard guard(x.device());
+  fused_forward(p.args, c10::cuda::getCurrentCUDAStream().stream());
+  const cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "fused[", FUSED_VARIANT, "]: kernel launch failed: ", cudaGetErrorString(err));
+#else
+  fused_forward(p.args, nullptr);
+#endif
+  return y;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "fused depthwise-dilated Conv1d + SiLU + pointwise Conv1d, variant " FUSED_VARIANT;
+  m.attr("variant") = FUSED_VARIANT;
+  m.def("forward", &forward, "y = pw(silu(dw(x)))", py::arg("x"), py::arg("w_dw"), py::arg("b_dw"),
+        py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"), py::arg("padding"), py::arg("out") = py::none());
+  m.def("why_unsupported", &why_unsupported, "'' when this variant can compute these inputs, else why not",
+        py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
+        py::arg("padding"));
+}
