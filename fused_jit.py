@@ -661,6 +661,157 @@ def _defines_str(defines: dict | None) -> str:
     return ";".join(f"{k}={v}" for k, v in sorted((defines or {}).items()))
 
 
+def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: int = 200, log: bool = True,
+       seed: int = 0) -> dict:
+    """Interleaved A/B timing of two variants or baselines (eager, eager_fp32, compile, clone).
+
+    Both outputs are checked against float64 first. Then A and B are called alternately (A B A B ...), the
+    L2 flushed before each call, and the ratio t_A / t_B taken pair by pair; returns the median ratio, its
+    95% bootstrap interval and a verdict: A is 'faster' (interval below 1), 'slower' (above 1) or
+    'within noise'. Logged to results/ as kind 'ab'.
+    """
+    shape = dict(shape or HEADLINE)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    for n in (a, b):
+        if n not in BASELINES and variant_info(n).device != device:
+            raise ValueError(f"variant {n!r} runs on {variant_info(n).device}, not {device}")
+    model, x = _make_case(shape, DTYPES[dtype], device, seed=1234 + seed)
+    ref = reference(model, x)
+    fns, errs = {}, {}
+    for n in (a, b):
+        run_model = model if n not in BASELINES or dtype == "float32" else _copy_model(model).to(DTYPES[dtype])
+        fns[n] = _callable(n, run_model, x)
+        if n == "clone":
+            errs[n] = float("nan")
+            continue
+        y = run_variant(n, model, x) if n not in BASELINES else fns[n]()
+        errs[n] = rel_err(y, ref)
+        bound = tolerance(n, dtype) if n not in BASELINES else TOLERANCE["tf32" if dtype == "float32" else "bf16"]
+        if not errs[n] <= bound:
+            raise AssertionError(f"ab: {n} is wrong at {shape} {dtype}: rel. error {errs[n]:.3g} > {bound:g}")
+    timer = _Timer(device)
+    fa, fb = fns[a], fns[b]
+    timer.time(lambda: (fa(), fb()), reps=1, warmup=10)
+    pairs = np.array([[timer.time(fa, 1, 0)[0], timer.time(fb, 1, 0)[0]] for _ in range(reps)])
+    ratios = pairs[:, 0] / pairs[:, 1]
+    rng = np.random.default_rng(seed)
+    boot = np.median(rng.choice(ratios, size=(2000, len(ratios)), replace=True), axis=1)
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    verdict = "faster" if hi < 1 else "slower" if lo > 1 else "within noise"
+    result = {"a": a, "b": b, "median_a_us": float(np.median(pairs[:, 0])),
+              "median_b_us": float(np.median(pairs[:, 1])), "ratio": float(np.median(ratios)),
+              "ci_low": float(lo), "ci_high": float(hi), "verdict": verdict, "rel_err_a": errs[a],
+              "rel_err_b": errs[b], "n": reps}
+    if log:
+        env, now = environment(device), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        rows = []
+        for n, col in ((a, 0), (b, 1)):
+            t = pairs[:, col]
+            rows.append({"timestamp": now, "kind": "ab", **env, "variant": n,
+                         "source_hash": source_hash(n) if n not in BASELINES else "", "defines": "",
+                         **_shape_cols(shape), "dtype": dtype, "rel_err": errs[n], "median_us": float(np.median(t)),
+                         "p10_us": float(np.percentile(t, 10)), "p90_us": float(np.percentile(t, 90)), "n": reps,
+                         "l2_flushed": device == "cuda",
+                         "note": f"ab {a} vs {b}: ratio {result['ratio']:.4f} [{lo:.4f}, {hi:.4f}] {verdict}"})
+        append_results(rows)
+    return result
+
+
+# --------------------------------------------------------------------------------------------------
+# Copy-paste ModelNew (KernelBench format)
+# --------------------------------------------------------------------------------------------------
+_COMMENT_OR_STRING = re.compile(r'("(?:\\.|[^"\\\n])*")|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def _inline_headers(path: Path, kdir: Path, seen: set) -> str:
+    """The file's text with its local #include "..." replaced by the headers' text (each header once)."""
+    out = []
+    for line in path.read_text().splitlines():
+        m = _INCLUDE.match(line)
+        if m and (kdir / m.group(1)).is_file():
+            inc = kdir / m.group(1)
+            if inc not in seen:
+                seen.add(inc)
+                out.append(_inline_headers(inc, kdir, seen))
+            continue
+        if line.strip() != "#pragma once":
+            out.append(line)
+    return "\n".join(out)
+
+
+def _strip_comments(src: str) -> str:
+    src = _COMMENT_OR_STRING.sub(lambda m: m.group(1) or "", src)
+    return re.sub(r"\n\s*\n+", "\n", src)
+
+
+def export_modelnew(variant: str | None = None, path: str | Path | None = None) -> Path:
+    """Write one self-contained KernelBench-format file: the kernel and launcher sources inlined as strings,
+    a module-level load_inline, and `class ModelNew(nn.Module)` with Model's __init__ signature and `dw`/`pw`
+    parameters. Nothing of this repository is imported by it.
+
+    The default is DEFAULT_EXPORT_VARIANT, the fastest variant that passes KernelBench's allclose(1e-4);
+    a variant outside the strict class is exported when named, with a warning."""
+    variant = variant or DEFAULT_EXPORT_VARIANT
+    v = variant_info(variant)
+    if v.device != "cuda":
+        raise ValueError(f"export is for CUDA variants (KernelBench runs on a GPU); {variant!r} runs on {v.device}")
+    if v.accuracy != "strict":
+        warnings.warn(f"exporting {variant!r}: its accuracy class is {v.accuracy} (rel. error up to "
+                      f"{v.tolerance:g}), which may fail KernelBench's allclose(atol=rtol=1e-4) for float32")
+    kdir = v.path.parent
+    defines = f'#define FUSED_VARIANT "{variant}"\n#define FUSED_CUDA 1\n'
+    cpp = defines + _strip_comments(_inline_headers(kdir / LAUNCHER, kdir, set()))
+    cuda = defines + _strip_comments(_inline_headers(v.path, kdir, set()))
+    for src in (cpp, cuda):
+        if '"""' in src:
+            raise ValueError("kernel source contains a triple quote; cannot embed it")
+    name = f"fused_{variant}_{hashlib.sha256((cpp + cuda).encode()).hexdigest()[:12]}"
+    text = f'''"""KernelBench ModelNew: fused depthwise-dilated Conv1d + SiLU + pointwise Conv1d, variant {variant!r}.
+
+Exported by fused_jit.export_modelnew from kernels/{v.path.name} (source hash {source_hash(variant)}),
+accuracy class {v.accuracy}. Self-contained: needs torch, ninja and nvcc.
+"""
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cpp_source = r"""
+{cpp}
+"""
+
+cuda_source = r"""
+{cuda}
+"""
+
+fused = load_inline(
+    name="{name}",
+    cpp_sources=cpp_source,
+    cuda_sources=cuda_source,
+    extra_cflags=["-O3"],
+    extra_cuda_cflags=["-O3", "-std=c++17"],
+    no_implicit_headers=True,
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, dilation=1, bias=True):
+        super().__init__()
+        padding = (kernel_size - 1) * dilation // 2
+        self.dw = nn.Conv1d(in_channels, in_channels, kernel_size, padding=padding, dilation=dilation,
+                            groups=in_channels, bias=bias)
+        self.pw = nn.Conv1d(in_channels, out_channels, 1, bias=bias)
+
+    def forward(self, x):
+        return fused.forward(x, self.dw.weight, self.dw.bias, self.pw.weight, self.pw.bias,
+                             self.dw.dilation[0], self.dw.padding[0])
+'''
+    path = Path(path or f"modelnew_{variant}.py")
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path
+
+
 # --------------------------------------------------------------------------------------------------
 # results/timings.csv: an append-only log, written atomically under a lock
 # --------------------------------------------------------------------------------------------------
@@ -716,6 +867,102 @@ def read_results(path: Path | None = None) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------------------------------
+# Reports: the ladder table and plot, from results/timings.csv
+# --------------------------------------------------------------------------------------------------
+def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None, shape: dict | None = None,
+                 ) -> pd.DataFrame:
+    """The latest bench row of each variant and baseline on one GPU at one shape (headline by default):
+    its time, spread, error, ratio to the floor and speedup over eager timed in the same run."""
+    df = read_results() if df is None else df
+    shape = dict(shape or HEADLINE)
+    if df.empty:
+        return df
+    sel = df[(df["kind"] == "bench") & (df["device_name"].astype(str).str.contains("H200|H100|A100|GPU|NVIDIA"))]
+    if device_name:
+        sel = sel[sel["device_name"] == device_name]
+    for k, val in _shape_cols(shape).items():
+        sel = sel[sel[k].astype(str) == str(val)]
+    if sel.empty:
+        return sel
+    device_name = device_name or sel["device_name"].iloc[-1]
+    sel = sel[sel["device_name"] == device_name].sort_values("timestamp")
+    latest = sel.groupby(["variant", "dtype"], as_index=False).tail(1).copy()
+    order = {n: i for i, n in enumerate(list(BASELINES) + variants())}
+    latest["order"] = latest["variant"].map(lambda n: order.get(n, 99))
+    latest = latest.sort_values(["order", "dtype"]).drop(columns="order")
+    eager = latest[(latest["variant"] == "eager") & (latest["dtype"] == "float32")]["median_us"]
+    latest["x_floor"] = latest["median_us"] / latest["floor_us"]
+    latest["speedup_vs_eager"] = float(eager.iloc[0]) / latest["median_us"] if len(eager) else float("nan")
+    return latest
+
+
+def plot_ladder(df: pd.DataFrame | None = None, device_name: str | None = None, path: str | Path | None = None):
+    """Bars: each rung's median time (p10-p90 whiskers), log scale; lines: the memory floor, eager and
+    torch.compile from the same log. Saved to `path` if given. Returns the matplotlib Figure."""
+    import matplotlib
+    if path is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    t = ladder_table(df, device_name)
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    if t.empty:
+        ax.text(0.5, 0.5, "no GPU bench rows in results/timings.csv yet", ha="center", va="center")
+        return fig
+    rungs = t[~t["variant"].isin(BASELINES)]
+    labels = [f"{r.variant}" + ("" if r.dtype == "float32" else f"\n({r.dtype})") for r in rungs.itertuples()]
+    med = rungs["median_us"].to_numpy()
+    err = np.vstack([med - rungs["p10_us"].to_numpy(), rungs["p90_us"].to_numpy() - med])
+    ax.bar(labels, med, yerr=err, color="#4c72b0", capsize=3)
+    for y, txt in zip(med, med):
+        ax.annotate(f"{txt:.3g}", (list(med).index(y), y), ha="center", va="bottom", fontsize=8)
+    styles = {"eager": ("#c44e52", "--"), "compile": ("#dd8452", "-."), "clone": ("#55a868", ":")}
+    for name, (color, ls) in styles.items():
+        row = t[(t["variant"] == name) & (t["dtype"] == "float32")]
+        if len(row):
+            ax.axhline(row["median_us"].iloc[0], color=color, ls=ls, label=f"{name} {row['median_us'].iloc[0]:.3g} us")
+    f32 = t[t["dtype"] == "float32"]
+    ax.axhline(f32["floor_us"].iloc[0], color="k", lw=1.5,
+               label=f"memory floor (fp32) {f32['floor_us'].iloc[0]:.3g} us")
+    ax.set_yscale("log")
+    ax.set_ylabel("median time per call, us (log)")
+    ax.set_title(f"The ladder at B=16 C=128 T=2048 K=5 d=2 on {t['device_name'].iloc[0]} (L2 flushed)")
+    ax.legend(fontsize=8, loc="upper right")
+    plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+def report(readme: Path | None = None) -> pd.DataFrame:
+    """Regenerate results/ladder.png and the results table between the README's markers, from the log."""
+    t = ladder_table()
+    plot_ladder(path=ROOT / "results" / "ladder.png")
+    readme = Path(readme or ROOT / "README.md")
+    if t.empty or not readme.is_file():
+        return t
+    lines = [f"GPU: {t['device_name'].iloc[0]}, torch {t['torch'].iloc[0]}, CUDA {t['cuda'].iloc[0]}, "
+             f"commit(s) {', '.join(sorted(set(map(str, t['commit']))))}; median of {int(t['n'].max())} calls, "
+             "L2 flushed; floor = minimum bytes / copy bandwidth measured in the same run.", "",
+             "| rung | variant | dtype | median us | p10-p90 us | rel. err vs fp64 | x floor | speedup vs eager |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in t.itertuples():
+        rung = f"{variant_info(r.variant).rung:02d}" if r.variant not in BASELINES else "-"
+        err = "-" if pd.isna(r.rel_err) else f"{r.rel_err:.1e}"
+        lines.append(f"| {rung} | {r.variant} | {r.dtype} | {r.median_us:.1f} | {r.p10_us:.1f}-{r.p90_us:.1f} | "
+                     f"{err} | {r.x_floor:.2f} | {r.speedup_vs_eager:.2f} |")
+    text = readme.read_text()
+    start, end = "<!-- results:start -->", "<!-- results:end -->"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + start + "\n" + "\n".join(lines) + "\n" + end + rest.split(end, 1)[1]
+        tmp = readme.with_name(f".{readme.name}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, readme)
+    return t
+
+
+# --------------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------------
 def _shape_args(p: argparse.ArgumentParser):
@@ -749,6 +996,16 @@ def main(argv: list[str] | None = None) -> int:
     pb.add_argument("--no-baselines", action="store_true", help="skip eager / torch.compile / clone")
     pb.add_argument("--no-log", action="store_true", help="do not append to results/timings.csv")
     _shape_args(pb)
+    pa = sub.add_parser("ab", help="interleaved A/B timing of two variants or baselines (eager, compile, ...)")
+    pa.add_argument("a", help="variant or baseline A")
+    pa.add_argument("b", help="variant or baseline B")
+    pa.add_argument("--reps", type=int, default=200, help="A/B pairs")
+    pa.add_argument("--no-log", action="store_true", help="do not append to results/timings.csv")
+    _shape_args(pa)
+    pe = sub.add_parser("export", help="write a self-contained KernelBench ModelNew file")
+    pe.add_argument("variant", nargs="?", default=None, help=f"variant (default {DEFAULT_EXPORT_VARIANT})")
+    pe.add_argument("-o", "--output", default=None, help="output file (default modelnew_<variant>.py)")
+    sub.add_parser("report", help="regenerate results/ladder.png and the README results table from the log")
     a = p.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if a.cmd == "list":
@@ -757,7 +1014,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{v.rung:02d}  {n:<22} {v.device:<5} {v.accuracy:<7} {','.join(v.dtypes):<28} "
                   f"{v.path.relative_to(ROOT) if v.path.is_relative_to(ROOT) else v.path}")
         return 0
-    names = a.variant or variants(device)
+    names = getattr(a, "variant", None) or variants(device)
     if a.cmd == "check":
         ok_all = True
         shapes = [_shape_from(a)] if a.shape_only else None
@@ -782,6 +1039,18 @@ def main(argv: list[str] | None = None) -> int:
         if bad:
             print(f"accuracy out of bounds: {bad}", file=sys.stderr)
         return 1 if bad else 0
+    if a.cmd == "ab":
+        r = ab(a.a, a.b, _shape_from(a), a.dtype, reps=a.reps, log=not a.no_log)
+        print(f"{r['a']}: {r['median_a_us']:.2f} us   {r['b']}: {r['median_b_us']:.2f} us   "
+              f"ratio A/B {r['ratio']:.4f}  95% CI [{r['ci_low']:.4f}, {r['ci_high']:.4f}]  -> A is {r['verdict']}")
+        return 0
+    if a.cmd == "export":
+        print(export_modelnew(a.variant, a.output))
+        return 0
+    if a.cmd == "report":
+        t = report()
+        print(t.to_string(index=False) if not t.empty else "no GPU bench rows at the headline shape yet")
+        return 0
     return 2
 
 

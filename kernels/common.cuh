@@ -79,17 +79,7 @@ inline const char* require_float32(const FusedArgs& a) {
 __device__ __forceinline__ uint32_t tc_smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
-// cp.async with zero fill: copies `bytes` (16 or 4) when `valid`, else writes zeros and reads nothing.
-__device__ __forceinline__ void tc_cp_async16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(tc_smem_u32(dst)), "l"(src),
-               "r"(valid ? 16 : 0) : "memory");
-}
-__device__ __forceinline__ void tc_cp_async4(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(tc_smem_u32(dst)), "l"(src),
-               "r"(valid ? 4 : 0) : "memory");
-}
-__device__ __forceinline__ void tc_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void tc_cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+// cp.async: the wrappers of the cp.async section above (cp_async_16/4, commit, wait).
 
 // fp32 -> tf32 (round to nearest, ties away; low 13 bits zero), as the 32-bit register mma wants.
 __device__ __forceinline__ uint32_t tc_tf32(float v) {
@@ -186,7 +176,7 @@ __device__ __forceinline__ void tc_issue_x_tile(T* sX, const T* __restrict__ x, 
       const int64_t gt = xs_start + static_cast<int64_t>(c) * VEC;  // whole chunk in or out (T % VEC == 0)
       const bool ok = gt >= 0 && gt < p.T;
       const T* row = xb + static_cast<int64_t>(ic) * p.T;
-      tc_cp_async16(sX + ic * p.XW + c * VEC, ok ? row + gt : row, ok);
+      cp_async_16(sX + ic * p.XW + c * VEC, ok ? row + gt : row, ok ? 16 : 0);
     }
   } else {
     const int n = p.C_in * p.XW;
@@ -195,7 +185,7 @@ __device__ __forceinline__ void tc_issue_x_tile(T* sX, const T* __restrict__ x, 
       const int64_t gt = xs_start + c;
       const bool ok = gt >= 0 && gt < p.T;
       const T* row = xb + static_cast<int64_t>(ic) * p.T;
-      if constexpr (sizeof(T) == 4) tc_cp_async4(sX + i, ok ? row + gt : row, ok);
+      if constexpr (sizeof(T) == 4) cp_async_4(sX + i, ok ? row + gt : row, ok ? 4 : 0);
       else sX[i] = ok ? row[gt] : from_float<T>(0.0f);
     }
   }
@@ -255,12 +245,12 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
   int64_t tile = blockIdx.x;
   if (tile < p.n_tiles)
     tc_issue_x_tile(sX, x, tile / p.n_tt, p, tc_x_start((tile % p.n_tt) * TT - p.padding, vec), tid, NTHREADS);
-  tc_cp_async_commit();
+  cp_async_commit();
 
   for (; tile < p.n_tiles; tile += gridDim.x) {
     const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
     const int64_t xs = t0 - p.padding;
-    tc_cp_async_wait_all();
+    cp_async_wait<0>();
     __syncthreads();  // x(tile) visible to all; every warp is done reading sAct of the previous tile
     tc_dw_silu_tile<T, !kSplit3, !kSplit3, TT, AS, NTHREADS>(sAct, sX, sWdw, sBdw, p,
                                                              static_cast<int>(xs - tc_x_start(xs, vec)), t0);
@@ -268,7 +258,7 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
     const int64_t next = tile + gridDim.x;
     if (next < p.n_tiles)
       tc_issue_x_tile(sX, x, next / p.n_tt, p, tc_x_start((next % p.n_tt) * TT - p.padding, vec), tid, NTHREADS);
-    tc_cp_async_commit();
+    cp_async_commit();
 
     for (int c = 0; c < p.n_chunks; ++c) {
       if (!p.w_resident) {  // uniform branch: reload this chunk of W
@@ -358,7 +348,7 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
         }
     }
   }
-  tc_cp_async_wait_all();  // nothing may be in flight when the block exits
+  cp_async_wait<0>();  // nothing may be in flight when the block exits
 }
 
 // Host: smem layout and launch parameters for tc_fused_kernel; returns false when even one BM-row
