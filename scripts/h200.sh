@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# One session on the H200 (run from the repo root by the device tool): build every CUDA variant, check
+# the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
+#   scripts/h200.sh [build] [check] [sanitize] [bench] [test] [notebooks]   (default: all but notebooks)
+# New results rows go to $OUT/timings_new.csv (merged into results/timings.csv afterwards with
+# `python scripts/merge_results.py`); everything printed goes to $OUT/session.log.
+set -uo pipefail
+OUT=${OUT:-/tmp/h200_out}; mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 FUSED_RESULTS="$OUT/timings_new.csv" TORCH_EXTENSIONS_DIR=/tmp/fused_ext
+stages=${*:-build check sanitize bench test}
+log() { echo "=== $(date -u +%H:%M:%S) $*"; }
+VARIANTS=$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')
+{
+log "info"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
+python3 -c "import torch, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, torch.cuda.get_device_name())"
+for stage in $stages; do
+  case $stage in
+  build)
+    log "build (parallel)"
+    for v in $VARIANTS; do python3 -c "import fused_jit, time; t = time.time(); fused_jit.load('$v'); print('built $v', round(time.time() - t, 1), 's')" & done; wait ;;
+  check)
+    log "check"; python3 fused_jit.py check || echo "CHECK FAILED" ;;
+  sanitize)
+    log "compute-sanitizer"
+    for v in $VARIANTS; do for tool in memcheck racecheck; do echo "$tool $v"; done; done |
+      xargs -P 6 -L 1 sh -c 'compute-sanitizer --tool $0 --print-limit 5 python3 scripts/sanitize_case.py $1 > /tmp/san_$0_$1.log 2>&1; echo "$0 $1 exit=$? :: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_case" /tmp/san_$0_$1.log | tr "\n" " ")"'
+    grep -l -E "[1-9][0-9]* (errors|hazards)" /tmp/san_*.log | xargs -r -n1 sh -c 'echo "--- $0"; head -60 $0' ;;
+  bench)
+    log "bench fp32"; python3 fused_jit.py bench
+    log "bench bf16"; python3 fused_jit.py bench --variant bf16_io --dtype bfloat16 --no-baselines
+    python3 fused_jit.py bench --variant bf16_io --dtype float16 --no-baselines ;;
+  test)
+    log "pytest -m gpu"; python3 -m pytest -m gpu -q -x -p no:cacheprovider 2>&1 | tail -30 ;;
+  notebooks)
+    log "notebooks"
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-wheels/*.whl
+    export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH; python3 -m ipykernel install --user --name python3 >/dev/null
+    mkdir -p "$OUT/nb"
+    for nb in notebooks/*.ipynb; do
+      python3 -m papermill --cwd notebooks "$nb" "$OUT/nb/$(basename "$nb")" -k python3 --log-level WARNING && echo "executed $nb" || echo "NOTEBOOK FAILED $nb"
+    done ;;
+  esac
+done
+log "done"
+} 2>&1 | tee "$OUT/session.log"

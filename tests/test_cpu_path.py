@@ -1,0 +1,73 @@
+"""The whole path on the CPU variant: check, bench + results log, ModelNew, ab, CLI exit codes."""
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import fused_jit as fj
+
+SMALL = dict(B=2, C_in=16, C_out=24, T=203, K=5, dilation=2, bias=True)
+
+
+def test_check_cpu_variant_passes_the_battery():
+    table, ok = fj.check("cpu", trials=1)
+    assert ok, table[table.status != "pass"]
+    assert len(table) == len(fj.shape_battery()) and (table.rel_err <= 1e-6).all()
+
+
+def test_check_fails_a_wrong_kernel(tmp_path, monkeypatch):
+    """check must be able to fail: a kernel that leaves the last time step unwritten (NaN poison) fails."""
+    import shutil
+    kdir = tmp_path / "kernels"
+    shutil.copytree(fj.ROOT / "kernels", kdir)
+    src = kdir / "00_cpu.cpp"
+    src.write_text(src.read_text().replace("std::copy(out.begin(), out.begin() + n,",
+                                           "std::copy(out.begin(), out.begin() + (n > 1 ? n - 1 : n),"))
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
+    monkeypatch.setattr(fj, "KERNELS_DIR", kdir)
+    table, ok = fj.check("cpu", shapes=[SMALL], trials=1)
+    assert not ok and table.status.iloc[0] == "FAIL"
+
+
+def test_bench_cpu_logs_rows(tmp_path):
+    t = fj.bench(["cpu"], SMALL, reps=5)
+    assert list(t.variant) == ["eager", "cpu"]
+    assert (t.median_us > 0).all() and (t.p10_us <= t.median_us).all() and (t.median_us <= t.p90_us).all()
+    log = fj.read_results()
+    assert len(log) == 2 and set(log.source_hash.dropna().astype(str)) >= {fj.source_hash("cpu")}
+    for col in ("device_name", "torch", "cuda", "commit", "dtype", "rel_err", "median_us", "p10_us", "p90_us"):
+        assert col in log.columns
+
+
+def test_modelnew_cpu_matches_model_and_routes():
+    torch.manual_seed(3)
+    ref = fj.Model(16, 24, 4, dilation=3, bias=False)
+    torch.manual_seed(3)
+    new = fj.ModelNew(16, 24, 4, dilation=3, bias=False, variant="naive")  # a CUDA variant: CPU input -> cpu
+    x = torch.randn(2, 16, 101)
+    with torch.no_grad():
+        torch.testing.assert_close(new(x), ref(x), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="no cpu variant can run"):
+        new(x.to(torch.bfloat16))
+
+
+def test_ab_cpu():
+    r = fj.ab("cpu", "eager", SMALL, reps=8)
+    assert r["verdict"] in ("faster", "slower", "within noise") and r["ci_low"] <= r["ratio"] <= r["ci_high"]
+
+
+def test_cli_exit_codes(tmp_path):
+    env_results = {"FUSED_RESULTS": str(tmp_path / "cli.csv")}
+    import os
+    run = lambda *a: subprocess.run([sys.executable, "fused_jit.py", *a], cwd=fj.ROOT, capture_output=True,
+                                    text=True, env={**os.environ, **env_results}, timeout=600)
+    r = run("list")
+    assert r.returncode == 0 and "naive" in r.stdout
+    r = run("check", "--variant", "cpu", "--shape-only", "--B", "1", "--T", "50", "--C-in", "8", "--C-out", "8")
+    assert r.returncode == 0 and "PASS" in r.stdout, r.stdout + r.stderr
+    r = run("bench", "--variant", "cpu", "--reps", "3", "--B", "1", "--T", "64")
+    assert r.returncode == 0 and "cpu" in r.stdout, r.stdout + r.stderr
+    assert len(fj.read_results(tmp_path / "cli.csv")) == 2
+    for cmd in ("check", "bench", "ab", "export", "list", "report"):
+        assert run(cmd, "--help").returncode == 0

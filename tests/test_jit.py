@@ -1,0 +1,121 @@
+"""The JIT: every kernel compiles through load (also without a GPU), edits rebuild, the cache is fast in a
+new process, compiler errors name kernels/ file:line, and a build killed mid-way does not wedge the next."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import fused_jit as fj
+
+ROOT = Path(fj.__file__).parent
+
+
+def _py(code: str, env: dict | None = None, timeout: int = 900, **kw):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env={**os.environ, **(env or {})},
+                          capture_output=True, text=True, timeout=timeout, **kw)
+
+
+@pytest.fixture
+def kernels_copy(tmp_path, monkeypatch):
+    """A private copy of kernels/ and a private build cache, so edits never touch the real ones."""
+    kdir = tmp_path / "kernels"
+    shutil.copytree(ROOT / "kernels", kdir)
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
+    return kdir
+
+
+@pytest.mark.parametrize("variant", fj.variants())
+def test_every_variant_compiles_through_load(variant):
+    module = fj.load(variant)
+    assert module.variant == variant
+    assert callable(module.forward) and callable(module.why_unsupported)
+
+
+def test_edit_rebuilds_and_header_edit_changes_the_key(kernels_copy):
+    v = fj.variant_info("cpu", kernels_copy)
+    name_before = fj._build_plan(v, None)[0]
+    m1 = fj.load("cpu", kernels_dir=kernels_copy)
+    x = torch.randn(1, 4, 16)
+    model = fj.Model(4, 4, 3)
+    y1 = m1.forward(x, *fj._forward_args(model))
+    # a header the kernel includes changes the key (checked without building)
+    (kernels_copy / "fused_args.h").write_text((kernels_copy / "fused_args.h").read_text() + "\n// edited\n")
+    assert fj._build_plan(v, None)[0] != name_before
+    # an edit of the kernel itself rebuilds, in this same process, and the new code runs
+    src = kernels_copy / "00_cpu.cpp"
+    src.write_text(src.read_text().replace("std::copy(out.begin(), out.begin() + n,",
+                                           "for (auto& o : out) o *= 2.0f;\n        std::copy(out.begin(), out.begin() + n,"))
+    m2 = fj.load("cpu", kernels_dir=kernels_copy)
+    assert m2 is not m1
+    torch.testing.assert_close(m2.forward(x, *fj._forward_args(model)), 2 * y1)
+
+
+def test_cache_hit_in_a_new_process_is_fast():
+    fj.load("cpu")  # built (or cached) by this process
+    r = _py("""
+        import time, fused_jit
+        t = time.perf_counter(); fused_jit.load("cpu"); print(time.perf_counter() - t)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert float(r.stdout.strip().splitlines()[-1]) < 1.0
+
+
+def test_compile_error_names_the_kernel_file_and_line(kernels_copy):
+    src = kernels_copy / "01_naive.cu"
+    lines = src.read_text().splitlines()
+    i = next(i for i, ln in enumerate(lines) if "y[idx] = acc;" in ln)
+    lines[i] = lines[i].replace("y[idx] = acc;", "y[idx] = acc")  # a missing semicolon
+    src.write_text("\n".join(lines) + "\n")
+    t0 = time.time()
+    with pytest.raises(fj.KernelBuildError) as err:
+        fj.load("naive", kernels_dir=kernels_copy)
+    first = str(err.value).split("--- full build log ---")[0]
+    assert f"01_naive.cu({i + 2})" in first or f"01_naive.cu:{i + 2}" in first, first
+    assert "error" in first and time.time() - t0 < 600
+    with pytest.raises(fj.KernelBuildError):  # and again: no stale module is handed out
+        fj.load("naive", kernels_dir=kernels_copy)
+
+
+def test_build_killed_midway_does_not_wedge_the_next_load(kernels_copy, tmp_path):
+    env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
+    code = f"import fused_jit; fused_jit.load('cpu', kernels_dir={str(kernels_copy)!r}); print('built')"
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, **env},
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.time() + 120
+    locks = []
+    while time.time() < deadline and not locks:
+        locks = list((tmp_path / "ext").glob("*.building/lock"))  # torch's lock: the compiler is running
+        time.sleep(0.2)
+    assert locks, "the build never started"
+    time.sleep(2)
+    os.killpg(proc.pid, signal.SIGKILL)  # the builder and its compilers, mid-build
+    proc.wait(30)
+    assert locks[0].exists()  # the stale lock torch would wait on forever
+    r = _py(code, env=env, timeout=600)
+    assert r.returncode == 0 and "built" in r.stdout, r.stdout + r.stderr
+
+
+def test_launcher_errors_are_clear():
+    ext = fj.load("cpu")
+    model = fj.Model(8, 4, 3)
+    args = fj._forward_args(model)
+    with pytest.raises(RuntimeError, match="x has 6 channels but the depthwise weight has 8"):
+        ext.forward(torch.randn(2, 6, 10), *args)
+    with pytest.raises(RuntimeError, match=r"x must be 3-D"):
+        ext.forward(torch.randn(8, 10), *args)
+    with pytest.raises(RuntimeError, match="float32 input only"):
+        ext.forward(torch.randn(2, 8, 10, dtype=torch.bfloat16), *args)
+    with pytest.raises(RuntimeError, match="too short"):
+        ext.forward(torch.randn(1, 8, 1), model.dw.weight, None, model.pw.weight, None, 5, 0)
+    with pytest.raises(RuntimeError, match="out must be"):
+        ext.forward(torch.randn(2, 8, 10), *args, out=torch.empty(2, 4, 9))
+    # non-contiguous input is made contiguous: the right answer, not an error
+    x = torch.randn(2, 10, 8).transpose(1, 2)
+    torch.testing.assert_close(ext.forward(x, *args), model(x).detach(), rtol=1e-5, atol=1e-5)

@@ -1,0 +1,73 @@
+"""The reference, ModelNew's parameters and routing, variant discovery, the shape battery (CPU, fast)."""
+import pytest
+import torch
+
+import fused_jit as fj
+
+
+def test_model_is_the_op():
+    torch.manual_seed(0)
+    m = fj.Model(8, 12, 5, dilation=2)
+    assert m.dw.groups == 8 and m.dw.padding == (4,) and m.dw.dilation == (2,) and m.pw.kernel_size == (1,)
+    x = torch.randn(2, 8, 33)
+    ref = m.pw(torch.nn.functional.silu(m.dw(x)))
+    assert torch.equal(m(x), ref) and m(x).shape == (2, 12, 33)
+
+
+def test_kernelbench_inputs():
+    (x,) = fj.get_inputs()
+    assert x.shape == (16, 128, 2048) and x.dtype == torch.float32
+    assert fj.get_init_inputs() == [128, 128, 5, 2]
+
+
+@pytest.mark.parametrize("args", [(128, 128, 5, 2), (3, 7, 4, 3, False)])
+def test_modelnew_has_models_parameters(args):
+    torch.manual_seed(7)
+    ref = fj.Model(*args)
+    torch.manual_seed(7)
+    new = fj.ModelNew(*args)
+    sd_ref, sd_new = ref.state_dict(), new.state_dict()
+    assert sd_ref.keys() == sd_new.keys()
+    assert all(torch.equal(sd_ref[k], sd_new[k]) for k in sd_ref)
+    other = fj.Model(*args)
+    other.load_state_dict(new.state_dict())  # both ways
+    new.load_state_dict(fj.Model(*args).state_dict())
+
+
+def test_variants_in_ladder_order():
+    names = fj.variants()
+    assert names[0] == "cpu" and names[1] == "naive"
+    rungs = [fj.variant_info(n).rung for n in names]
+    assert rungs == sorted(rungs)
+    assert fj.variants("cpu") == ["cpu"]
+    assert "cpu" not in fj.variants("cuda")
+    with pytest.raises(ValueError, match="unknown variant 'nope'"):
+        fj.variant_info("nope")
+
+
+def test_default_variants_exist_and_qualify():
+    assert fj.variant_info(fj.DEFAULT_VARIANT).device == "cuda"
+    assert fj.variant_info(fj.DEFAULT_VARIANT).accuracy in ("strict", "tf32")  # no worse than eager's TF32
+    assert fj.variant_info(fj.DEFAULT_EXPORT_VARIANT).accuracy == "strict"
+
+
+def test_battery_covers_the_required_cases():
+    b = fj.shape_battery()
+    assert b[0] == fj.HEADLINE
+    assert any(s["T"] == 1 for s in b)
+    assert any(s["T"] < (s["K"] - 1) * s["dilation"] + 1 for s in b)
+    assert any(s["C_in"] != s["C_out"] and s["C_in"] < s["C_out"] for s in b)
+    assert any(s["B"] == 1 for s in b) and any(not s["bias"] for s in b)
+    assert {1, 2, 3, 4, 7, 9} <= {s["K"] for s in b} and {1, 2, 3, 4} <= {s["dilation"] for s in b}
+    assert any(s["T"] % 64 and s["T"] > 64 for s in b)
+
+
+def test_rel_err_catches_nan():
+    ref = torch.ones(4, dtype=torch.float64)
+    assert fj.rel_err(torch.tensor([1.0, float("nan"), 1.0, 1.0]), ref) == float("inf")
+    assert fj.rel_err(torch.ones(4), ref) == 0.0
+
+
+def test_min_bytes_and_flops_at_headline():
+    assert fj.min_bytes(fj.HEADLINE) == pytest.approx(33.6e6, rel=0.01)
+    assert fj.flops(fj.HEADLINE) == pytest.approx(1.14e9, rel=0.01)
