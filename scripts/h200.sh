@@ -19,18 +19,18 @@ for stage in $stages; do
     log "build (parallel)"
     for v in $VARIANTS; do python3 -c "import fused_jit, time; t = time.time(); fused_jit.load('$v'); print('built $v', round(time.time() - t, 1), 's')" & done; wait ;;
   check)
-    log "check"; python3 fused_jit.py check || echo "CHECK FAILED" ;;
+    log "check"; timeout 400 python3 fused_jit.py check || echo "CHECK FAILED" ;;
   sanitize)
     log "compute-sanitizer"
     for v in $VARIANTS; do for tool in memcheck racecheck; do echo "$tool $v"; done; done |
-      xargs -P 6 -L 1 sh -c 'compute-sanitizer --tool $0 --print-limit 5 python3 scripts/sanitize_case.py $1 > /tmp/san_$0_$1.log 2>&1; echo "$0 $1 exit=$? :: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_case" /tmp/san_$0_$1.log | tr "\n" " ")"'
+      xargs -P 7 -L 1 sh -c 'timeout 400 compute-sanitizer --tool $0 --print-limit 5 python3 scripts/sanitize_case.py $1 > /tmp/san_$0_$1.log 2>&1; echo "$0 $1 exit=$? :: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_case" /tmp/san_$0_$1.log | tr "\n" " ")"'
     grep -l -E "[1-9][0-9]* (errors|hazards)" /tmp/san_*.log | xargs -r -n1 sh -c 'echo "--- $0"; head -60 $0' ;;
   bench)
-    log "bench fp32"; python3 fused_jit.py bench
+    log "bench fp32"; timeout 400 python3 fused_jit.py bench
     log "bench bf16"; python3 fused_jit.py bench --variant bf16_io --dtype bfloat16 --no-baselines
     python3 fused_jit.py bench --variant bf16_io --dtype float16 --no-baselines ;;
   test)
-    log "pytest -m gpu"; python3 -m pytest -m gpu -q -x -p no:cacheprovider 2>&1 | tail -30 ;;
+    log "pytest -m gpu"; timeout 500 python3 -m pytest -m gpu -q -x -p no:cacheprovider 2>&1 | tail -30 ;;
   notebooks)
     log "notebooks"
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-wheels/*.whl
