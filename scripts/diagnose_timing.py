@@ -1,0 +1,47 @@
+"""Where does a call's time go? For each variant and eager: CUDA-event time with the L2 flushed (as bench),
+the same with a spin kernel queued first (hides host launch overhead), CUDA-graph replay time, host time
+per call, and the kernels' own device time from torch.profiler (CUPTI)."""
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import fused_jit as fj  # noqa: E402
+
+names = sys.argv[1:] or ["eager"] + fj.variants("cuda")[1:]
+model, x = fj._make_case(fj.HEADLINE, torch.float32, "cuda", seed=1)
+flush = torch.empty(256 * 2**20 // 4, device="cuda")
+for name in names:
+    fn = fj._callable(name, model, x)
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    res = {}
+    for spin in (0, 200_000):
+        st = [torch.cuda.Event(enable_timing=True) for _ in range(50)]
+        en = [torch.cuda.Event(enable_timing=True) for _ in range(50)]
+        host = []
+        for s, e in zip(st, en):
+            flush.zero_()
+            if spin:
+                torch.cuda._sleep(spin)
+            s.record()
+            t0 = time.perf_counter()
+            fn()
+            host.append(time.perf_counter() - t0)
+            e.record()
+        torch.cuda.synchronize()
+        res[spin] = np.median([s.elapsed_time(e) * 1e3 for s, e in zip(st, en)])
+        res["host"] = np.median(host) * 1e6
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(20):
+            flush.zero_()
+            fn()
+        torch.cuda.synchronize()
+    kern = [(e.key, e.device_time_total / e.count, e.count) for e in prof.key_averages()
+            if "zero" not in e.key.lower() and "fill" not in e.key.lower() and e.device_time_total > 0]
+    print(f"{name:>22}: events {res[0]:8.2f} us | events after spin {res[200000]:8.2f} us | host/call "
+          f"{res['host']:6.1f} us | kernels: " + "; ".join(f"{k[:40]} {t:.2f} us x{c // 20}" for k, t, c in kern))

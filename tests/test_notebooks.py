@@ -1,0 +1,57 @@
+"""Execute every lesson notebook top to bottom (without a GPU the notebooks skip their GPU cells).
+
+Each notebook is copied to a temporary file and run there with nbclient, in the notebooks/ folder as the
+working directory; FUSED_RESULTS points at a temporary log, so the committed results/timings.csv is never
+written. A cell that raises fails the test (nbclient's CellExecutionError carries the traceback).
+"""
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+ROOT = Path(__file__).resolve().parents[1]
+NB_DIR = ROOT / "notebooks"
+NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
+COMMITTED_RESULTS = ROOT / "results" / "timings.csv"
+
+
+def _digest(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def test_notebooks_exist():
+    assert len(NOTEBOOKS) >= 6, f"expected the six lesson notebooks in {NB_DIR}, found {NOTEBOOKS}"
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs(nb_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    original = nb_path.read_bytes()
+    committed_log = _digest(COMMITTED_RESULTS)
+    copy = tmp_path / nb_path.name
+    shutil.copyfile(nb_path, copy)
+    nb = nbformat.read(copy, as_version=4)
+
+    # committed notebooks carry no outputs (they are executed on the GPU machine later)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs, f"{nb_path.name}: committed with outputs"
+    assert any("parameters" in c.metadata.get("tags", []) for c in nb.cells), \
+        f"{nb_path.name}: no papermill parameters cell"
+
+    monkeypatch.setenv("FUSED_RESULTS", str(tmp_path / "timings.csv"))
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # the notebook's inline backend, as on the GPU machine
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(NB_DIR)}})
+    client.execute()  # raises CellExecutionError on the first failing cell
+    nbformat.write(nb, copy)  # the executed copy stays in tmp_path, for inspection
+
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
+    assert nb_path.read_bytes() == original, "the committed notebook was modified"
+    assert _digest(COMMITTED_RESULTS) == committed_log, "the committed results log was written"
