@@ -250,6 +250,17 @@ def _build_plan(v: Variant, defines: dict | None):
     return name, arch, kwargs
 
 
+TUNED_JSON = ROOT / "results" / "tuned.json"
+
+
+def tuned_defines(variant: str) -> dict:
+    """The compile-time parameters `sweep` found best for this variant on the visible GPU ({} if none)."""
+    if not torch.cuda.is_available() or not TUNED_JSON.is_file():
+        return {}
+    import json
+    return dict(json.loads(TUNED_JSON.read_text()).get(torch.cuda.get_device_name(), {}).get(variant, {}))
+
+
 def _import_built(name: str, so: Path):
     spec = importlib.util.spec_from_file_location(name, so)
     module = importlib.util.module_from_spec(spec)
@@ -273,6 +284,8 @@ def load(variant: str, defines: dict | None = None, *, kernels_dir: Path | None 
     lock file torch leaves behind) is cleared by the next `load`.
     """
     v = variant_info(variant, kernels_dir)
+    if defines is None:
+        defines = tuned_defines(variant)
     name, arch, kwargs = _build_plan(v, defines)
     if name in _loaded:
         return _loaded[name]
@@ -422,9 +435,10 @@ def _device_for(v: Variant) -> str:
     return v.device
 
 
-def run_variant(variant: str, model: nn.Module, x: torch.Tensor, poison: bool = True) -> torch.Tensor:
+def run_variant(variant: str, model: nn.Module, x: torch.Tensor, poison: bool = True,
+                defines: dict | None = None) -> torch.Tensor:
     """One call of a variant's kernel into an output poisoned with NaN (an unwritten element stays NaN)."""
-    ext = load(variant)
+    ext = load(variant, defines)
     args = _forward_args(model)
     k, d, p = model.dw.kernel_size[0], model.dw.dilation[0], model.dw.padding[0]
     t_out = x.shape[2] + 2 * p - d * (k - 1)
@@ -437,7 +451,7 @@ def run_variant(variant: str, model: nn.Module, x: torch.Tensor, poison: bool = 
 
 
 def check(variant: str, shapes: list[dict] | None = None, dtypes: list[str] | None = None, trials: int = 2,
-          seed: int = 0, verbose: bool = False):
+          seed: int = 0, verbose: bool = False, defines: dict | None = None):
     """Relative error vs float64 over a battery of shapes, fresh random inputs per trial, outputs poisoned.
 
     Returns (table, passed): a pandas DataFrame with one row per (shape, dtype) and whether every supported
@@ -446,7 +460,7 @@ def check(variant: str, shapes: list[dict] | None = None, dtypes: list[str] | No
     """
     v = variant_info(variant)
     device = _device_for(v)
-    ext = load(variant)
+    ext = load(variant, defines)
     rows = []
     for i, shape in enumerate(shapes or shape_battery()):
         for dt in dtypes or list(v.dtypes):
@@ -458,7 +472,7 @@ def check(variant: str, shapes: list[dict] | None = None, dtypes: list[str] | No
                 if why:
                     status, worst = "unsupported: " + why, float("nan")
                     break
-                y = run_variant(variant, model, x)
+                y = run_variant(variant, model, x, defines=defines)
                 worst = max(worst, rel_err(y, reference(model, x)))
             if status == "pass" and not worst <= tol:
                 status = "FAIL"
@@ -531,7 +545,7 @@ def copy_bandwidth(device: str = "cuda", nbytes: int = 2**30) -> float:
     return 2 * nbytes / (np.median(times) * 1e-6)
 
 
-def _callable(name: str, model: Model, x: torch.Tensor):
+def _callable(name: str, model: Model, x: torch.Tensor, defines: dict | None = None):
     """A zero-argument function running a variant or a baseline on (model, x), and its accuracy class."""
     if name in ("eager", "eager_fp32", "compile"):
         fn = torch.compile(model) if name == "compile" else model
@@ -543,7 +557,7 @@ def _callable(name: str, model: Model, x: torch.Tensor):
         return run
     if name == "clone":
         return x.clone
-    ext, args = load(name), _forward_args(model)
+    ext, args = load(name, defines), _forward_args(model)
     return lambda: ext.forward(x, *args)
 
 
@@ -602,7 +616,7 @@ def bench(variant_names: list[str] | None = None, shape: dict | None = None, dty
     """
     shape = dict(shape or HEADLINE)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    names = list(variant_names or variants(device))
+    names = list(variants(device) if variant_names is None else variant_names)
     if baselines is None:
         baselines = BASELINES if device == "cuda" else ("eager",)
     for n in names:
@@ -619,9 +633,10 @@ def bench(variant_names: list[str] | None = None, shape: dict | None = None, dty
         is_variant = name not in BASELINES
         # baselines run in the I/O dtype, as a user would; variants keep float32 weights
         model_run = model if is_variant or dtype == "float32" else _copy_model(model).to(DTYPES[dtype])
-        fn = _callable(name, model_run, x)
+        dfs = (defines if defines is not None else tuned_defines(name)) if is_variant else None
+        fn = _callable(name, model_run, x, dfs)
         if is_variant:
-            y = run_variant(name, model, x)
+            y = run_variant(name, model, x, defines=dfs)
             acc = rel_err(y, ref)
         elif name == "clone":
             acc = float("nan")
@@ -631,7 +646,7 @@ def bench(variant_names: list[str] | None = None, shape: dict | None = None, dty
         med = float(np.median(times))
         rows.append({"timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "kind": "bench",
                      **env, "variant": name, "source_hash": source_hash(name) if is_variant else "",
-                     "defines": _defines_str(defines) if is_variant else "", **_shape_cols(shape), "dtype": dtype,
+                     "defines": _defines_str(dfs), **_shape_cols(shape), "dtype": dtype,
                      "rel_err": acc, "median_us": med, "p10_us": float(np.percentile(times, 10)),
                      "p90_us": float(np.percentile(times, 90)), "n": len(times), "floor_us": floor_us,
                      "gbps": min_bytes(shape, dtype) / (med * 1e-6) / 1e9, "l2_flushed": device == "cuda"})
@@ -641,6 +656,69 @@ def bench(variant_names: list[str] | None = None, shape: dict | None = None, dty
     table["x_floor"] = table["median_us"] / table["floor_us"]
     if log:
         append_results(table.to_dict("records"))
+    return table
+
+
+def _build_quietly(variant: str, defines: dict) -> str:
+    """Build one configuration (in a worker process); '' on success, else the first compiler error line."""
+    try:
+        load(variant, defines)
+        return ""
+    except KernelBuildError as e:
+        return str(e).splitlines()[1] if len(str(e).splitlines()) > 1 else str(e)
+
+
+SWEEP_CHECK_SHAPES = [HEADLINE, dict(B=3, C_in=64, C_out=64, T=1037, K=5, dilation=2, bias=True),
+                      dict(B=2, C_in=96, C_out=200, T=513, K=4, dilation=3, bias=False),
+                      dict(B=2, C_in=32, C_out=32, T=5, K=7, dilation=3, bias=True)]
+
+
+def sweep(variant: str, grid: dict, shape: dict | None = None, reps: int = 100, jobs: int | None = None,
+          log: bool = True, save_best: bool = True) -> pd.DataFrame:
+    """Build every configuration of a variant's compile-time parameters (the product of `grid`, e.g.
+    {"TILE_T": [32, 64], "WARPS_N": [2, 4]}) in parallel processes, check each on a few awkward shapes,
+    time those that pass, log them (kind 'sweep') and, with save_best, record the fastest in
+    results/tuned.json so `load(variant)` uses it by default on this GPU. A configuration that does not
+    compile or fails its check is reported in the table and skipped, not fatal."""
+    import itertools
+    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing as mp
+    from tqdm.auto import tqdm
+    shape = dict(shape or HEADLINE)
+    configs = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
+    jobs = jobs or max(1, min(len(configs), (os.cpu_count() or 2) // 2))
+    with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as ex:
+        futures = [ex.submit(_build_quietly, variant, d) for d in configs]
+        built = [f.result() for f in tqdm(futures, desc=f"building {variant}", leave=False)]
+    rows = []
+    for d, err in zip(tqdm(configs, desc=f"checking + timing {variant}", leave=False), built):
+        row = {"variant": variant, "defines": _defines_str(d), **d}
+        if err:
+            rows.append({**row, "status": "build failed: " + err})
+            continue
+        table, ok = check(variant, shapes=SWEEP_CHECK_SHAPES, trials=1, defines=d)
+        if not ok:
+            bad = table[~table.status.isin(["pass"]) & ~table.status.str.startswith("unsupported")]
+            rows.append({**row, "status": f"check failed ({len(bad)} shapes)"})
+            continue
+        t = bench([variant], shape, reps=reps, baselines=(), log=False, defines=d)
+        t["kind"] = "sweep"
+        if log:
+            append_results(t.to_dict("records"))
+        r = t.iloc[0]
+        rows.append({**row, "status": "ok", "median_us": r.median_us, "p10_us": r.p10_us, "p90_us": r.p90_us,
+                     "rel_err": r.rel_err})
+    table = pd.DataFrame(rows)
+    ok = table[table.status == "ok"] if "median_us" in table else table.iloc[0:0]
+    if save_best and len(ok) and torch.cuda.is_available():
+        import json
+        best = configs[int(ok.median_us.idxmin())]
+        with FileLock(str(TUNED_JSON) + ".lock"):
+            data = json.loads(TUNED_JSON.read_text()) if TUNED_JSON.is_file() else {}
+            data.setdefault(torch.cuda.get_device_name(), {})[variant] = best
+            tmp = TUNED_JSON.with_name(f".{TUNED_JSON.name}.tmp")
+            tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+            os.replace(tmp, TUNED_JSON)
     return table
 
 
@@ -1005,6 +1083,12 @@ def main(argv: list[str] | None = None) -> int:
     pe = sub.add_parser("export", help="write a self-contained KernelBench ModelNew file")
     pe.add_argument("variant", nargs="?", default=None, help=f"variant (default {DEFAULT_EXPORT_VARIANT})")
     pe.add_argument("-o", "--output", default=None, help="output file (default modelnew_<variant>.py)")
+    ps = sub.add_parser("sweep", help="build, check and time a grid of a variant's compile-time parameters")
+    ps.add_argument("variant")
+    ps.add_argument("param", nargs="+", help="NAME=v1,v2,... (e.g. TILE_T=32,64 WARPS_N=2,4)")
+    ps.add_argument("--reps", type=int, default=100)
+    ps.add_argument("--no-save", action="store_true", help="do not record the best in results/tuned.json")
+    _shape_args(ps)
     sub.add_parser("report", help="regenerate results/ladder.png and the README results table from the log")
     a = p.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -1047,6 +1131,12 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "export":
         print(export_modelnew(a.variant, a.output))
         return 0
+    if a.cmd == "sweep":
+        grid = {k: v.split(",") for k, v in (p_.split("=", 1) for p_ in a.param)}
+        t = sweep(a.variant, grid, _shape_from(a), reps=a.reps, save_best=not a.no_save)
+        with pd.option_context("display.width", 200, "display.max_colwidth", 80):
+            print(t.to_string(index=False))
+        return 0 if (t.status == "ok").any() else 1
     if a.cmd == "report":
         t = report()
         print(t.to_string(index=False) if not t.empty else "no GPU bench rows at the headline shape yet")

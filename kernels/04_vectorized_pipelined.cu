@@ -148,7 +148,13 @@ __global__ void __launch_bounds__(kThreads, BLOCKS_PER_SM) vectorized_pipelined_
   int chunk = 0;
   int64_t resident_oc0 = -1;  // oc tile whose W^T sits in smem (w_resident only)
 
-  issue_step(p, item, 0, Xs, Ws);  // prologue: step 0 -> stage 0
+  // Prologue: the resident W^T of the first tile's oc range (cp.async: hundreds of loads in flight,
+  // not one latency per load) together with step 0 -> stage 0, one commit group.
+  if (p.w_resident && n_steps > 0) {
+    resident_oc0 = decode(p, item).oc0;
+    load_wt<true>(p, Ws, resident_oc0, 0, p.n_chunks * IC_CHUNK);
+  }
+  issue_step(p, item, 0, Xs, Ws);
   cp_async_commit();
 
   float acc[TM][TN];
@@ -171,8 +177,12 @@ __global__ void __launch_bounds__(kThreads, BLOCKS_PER_SM) vectorized_pipelined_
     }
 
     // Resident W^T: (re)load when the tile's oc range changes (once per block unless C_out > BLOCK_OC).
+    // Every thread is past step s-1's FMAs (barrier above), so W^T may be overwritten; the barrier
+    // after the depthwise makes the new copy visible.
     if (p.w_resident && tl.oc0 != resident_oc0) {
-      load_wt<false>(p, Ws, tl.oc0, 0, p.n_chunks * IC_CHUNK);
+      load_wt<true>(p, Ws, tl.oc0, 0, p.n_chunks * IC_CHUNK);
+      cp_async_commit();
+      cp_async_wait<0>();
       resident_oc0 = tl.oc0;
     }
 
@@ -200,7 +210,8 @@ __global__ void __launch_bounds__(kThreads, BLOCKS_PER_SM) vectorized_pipelined_
           if (p.stage_x) {  // zero-filled halo: no bounds checks
             const float* xr = xs + r * p.ldx + shift + j;
             float a = bias;
-            for (int k = 0; k < p.K; ++k) a = fmaf(wrow[k], xr[k * p.dilation], a);
+#pragma unroll 4
+            for (int k = 0; k < p.K; ++k) a = fmaf(__ldg(wrow + k), xr[k * p.dilation], a);
             v = silu(a);
           } else {
             v = dw_silu_at(p.x + (tl.b * p.C_in + ic) * p.T, wrow, bias, t, p.T, p.K, p.dilation, p.padding);

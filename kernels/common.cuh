@@ -146,13 +146,23 @@ __device__ __forceinline__ void tc_fill_w(float* sW, const float* __restrict__ w
                                           int C_in_pad, int C_out, int tid, int nthreads) {
   const int KS = C_in_pad / 8;
   const int n = rows * C_in_pad;
-  for (int i = tid; i < n; i += nthreads) {
-    const int r = i & 3, lane = (i >> 2) & 31, f = i >> 7;
-    const int m = (f / KS) * 16 + (lane >> 2) + (r & 1) * 8;
-    const int k = (f % KS) * 8 + (lane & 3) + (r >> 1) * 4;
-    const int oc = row0 + m;
-    const float v = (oc < C_out && k < C_in) ? __ldg(w_pw + static_cast<int64_t>(oc) * C_in + k) : 0.0f;
-    sW[i] = kRound ? __uint_as_float(tc_tf32(v)) : v;
+  constexpr int kBatch = 8;  // 8 independent loads in flight per thread before the first store
+  for (int base = tid; base < n; base += kBatch * nthreads) {
+    float v[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = base + j * nthreads;
+      const int r = i & 3, lane = (i >> 2) & 31, f = i >> 7;
+      const int m = (f / KS) * 16 + (lane >> 2) + (r & 1) * 8;
+      const int k = (f % KS) * 8 + (lane & 3) + (r >> 1) * 4;
+      const int oc = row0 + m;
+      v[j] = (i < n && oc < C_out && k < C_in) ? __ldg(w_pw + static_cast<int64_t>(oc) * C_in + k) : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = base + j * nthreads;
+      if (i < n) sW[i] = kRound ? __uint_as_float(tc_tf32(v[j])) : v[j];
+    }
   }
 }
 
@@ -196,17 +206,33 @@ __device__ __forceinline__ void tc_issue_x_tile(T* sX, const T* __restrict__ x, 
 template <typename T, bool kRound, bool kFastSilu, int TT, int AS, int NTHREADS>
 __device__ __forceinline__ void tc_dw_silu_tile(float* sAct, const T* sX, const float* sWdw, const float* sBdw,
                                                 const TcParams& p, int shift, int64_t t0) {
-  for (int i = threadIdx.x; i < p.C_in_pad * TT; i += NTHREADS) {
-    const int ic = i / TT, tt = i % TT;
-    float v = 0.0f;
-    if (ic < p.C_in && t0 + tt < p.T_out) {
-      const T* xr = sX + ic * p.XW + shift + tt;  // sX column of x[t0 + tt - padding]
-      const float* wr = sWdw + ic * p.K;
-      float acc = sBdw[ic];
-      for (int k = 0; k < p.K; ++k) acc = fmaf(wr[k], to_float(xr[k * p.dilation]), acc);
-      v = kFastSilu ? silu_fast(acc) : silu(acc);
+  // Each thread runs kRows independent accumulation chains (rows ic, ic + NTHREADS/TT, ...) through
+  // the K loop together, so the smem loads and FMAs of different outputs overlap (ILP).
+  constexpr int kRows = 4;
+  const int n = p.C_in_pad * TT;
+  for (int base = threadIdx.x; base < n; base += kRows * NTHREADS) {
+    float acc[kRows];
+    int ic[kRows], tt[kRows];
+#pragma unroll
+    for (int j = 0; j < kRows; ++j) {
+      ic[j] = (base + j * NTHREADS) / TT;  // >= C_in_pad past the end: masked below
+      tt[j] = (base + j * NTHREADS) % TT;
+      acc[j] = ic[j] < p.C_in ? sBdw[ic[j]] : 0.0f;
     }
-    sAct[ic * AS + tt] = kRound ? __uint_as_float(tc_tf32(v)) : v;
+#pragma unroll 2
+    for (int k = 0; k < p.K; ++k) {
+#pragma unroll
+      for (int j = 0; j < kRows; ++j)
+        if (ic[j] < p.C_in)
+          acc[j] = fmaf(sWdw[ic[j] * p.K + k], to_float(sX[ic[j] * p.XW + shift + tt[j] + k * p.dilation]), acc[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < kRows; ++j) {
+      if (base + j * NTHREADS >= n) break;
+      const bool ok = ic[j] < p.C_in && t0 + tt[j] < p.T_out;
+      const float v = ok ? (kFastSilu ? silu_fast(acc[j]) : silu(acc[j])) : 0.0f;
+      sAct[ic[j] * AS + tt[j]] = kRound ? __uint_as_float(tc_tf32(v)) : v;
+    }
   }
 }
 
@@ -238,14 +264,14 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
   const T* x = static_cast<const T*>(p.x);
   T* y = static_cast<T*>(p.y);
 
-  for (int i = tid; i < p.C_in * p.K; i += NTHREADS) sWdw[i] = p.w_dw[i];
-  for (int i = tid; i < p.C_in; i += NTHREADS) sBdw[i] = p.b_dw ? p.b_dw[i] : 0.0f;
-  if (p.w_resident) tc_fill_w<!kSplit3>(sW, p.w_pw, 0, p.w_rows, p.C_in, p.C_in_pad, p.C_out, tid, NTHREADS);
-
+  // The first x tile's copies go out first, so they are in flight while the weights are staged.
   int64_t tile = blockIdx.x;
   if (tile < p.n_tiles)
     tc_issue_x_tile(sX, x, tile / p.n_tt, p, tc_x_start((tile % p.n_tt) * TT - p.padding, vec), tid, NTHREADS);
   cp_async_commit();
+  for (int i = tid; i < p.C_in * p.K; i += NTHREADS) sWdw[i] = p.w_dw[i];
+  for (int i = tid; i < p.C_in; i += NTHREADS) sBdw[i] = p.b_dw ? p.b_dw[i] : 0.0f;
+  if (p.w_resident) tc_fill_w<!kSplit3>(sW, p.w_pw, 0, p.w_rows, p.C_in, p.C_in_pad, p.C_out, tid, NTHREADS);
 
   for (; tile < p.n_tiles; tile += gridDim.x) {
     const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;

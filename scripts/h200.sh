@@ -31,6 +31,13 @@ for stage in $stages; do
     python3 fused_jit.py bench --variant bf16_io --dtype float16 --no-baselines ;;
   test)
     log "pytest -m gpu"; timeout 500 python3 -m pytest -m gpu -q -x -p no:cacheprovider 2>&1 | tail -30 ;;
+  sweep)
+    log "sweep"
+    timeout 500 python3 fused_jit.py sweep tf32_mma WARPS_M=4,8 WARPS_N=1,2,4 WARP_M=16,32 WARP_N=16,32 --reps 50
+    timeout 400 python3 fused_jit.py sweep vectorized_pipelined TILE_T=32,64,128 BLOCKS_PER_SM=1,2 IC_CHUNK=16,32 --reps 50
+    cp results/tuned.json "$OUT/" ;;
+  diagnose)
+    log "diagnose"; timeout 200 python3 scripts/diagnose_timing.py 2>&1 | grep -v -i warn ;;
   notebooks)
     log "notebooks"
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-wheels/*.whl

@@ -10,10 +10,9 @@ import hashlib
 import shutil
 from pathlib import Path
 
+import nbclient  # required (requirements): a missing package must fail here, not skip
+import nbformat
 import pytest
-
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
 
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
