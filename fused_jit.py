@@ -674,7 +674,7 @@ SWEEP_CHECK_SHAPES = [HEADLINE, dict(B=3, C_in=64, C_out=64, T=1037, K=5, dilati
 
 
 def sweep(variant: str, grid: dict, shape: dict | None = None, reps: int = 100, jobs: int | None = None,
-          log: bool = True, save_best: bool = True) -> pd.DataFrame:
+          log: bool = True, save_best: bool = True, dtype: str = "float32") -> pd.DataFrame:
     """Build every configuration of a variant's compile-time parameters (the product of `grid`, e.g.
     {"TILE_T": [32, 64], "WARPS_N": [2, 4]}) in parallel processes, check each on a few awkward shapes,
     time those that pass, log them (kind 'sweep') and, with save_best, record the fastest in
@@ -701,7 +701,7 @@ def sweep(variant: str, grid: dict, shape: dict | None = None, reps: int = 100, 
             bad = table[~table.status.isin(["pass"]) & ~table.status.str.startswith("unsupported")]
             rows.append({**row, "status": f"check failed ({len(bad)} shapes)"})
             continue
-        t = bench([variant], shape, reps=reps, baselines=(), log=False, defines=d)
+        t = bench([variant], shape, dtype, reps=reps, baselines=(), log=False, defines=d)
         t["kind"] = "sweep"
         if log:
             append_results(t.to_dict("records"))
@@ -1133,7 +1133,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "sweep":
         grid = {k: v.split(",") for k, v in (p_.split("=", 1) for p_ in a.param)}
-        t = sweep(a.variant, grid, _shape_from(a), reps=a.reps, save_best=not a.no_save)
+        t = sweep(a.variant, grid, _shape_from(a), reps=a.reps, save_best=not a.no_save, dtype=a.dtype)
         with pd.option_context("display.width", 200, "display.max_colwidth", 80):
             print(t.to_string(index=False))
         return 0 if (t.status == "ok").any() else 1

@@ -36,6 +36,20 @@ for stage in $stages; do
     timeout 500 python3 fused_jit.py sweep tf32_mma WARPS_M=4,8 WARPS_N=1,2,4 WARP_M=16,32 WARP_N=16,32 --reps 50
     timeout 400 python3 fused_jit.py sweep vectorized_pipelined TILE_T=32,64,128 BLOCKS_PER_SM=1,2 IC_CHUNK=16,32 --reps 50
     cp results/tuned.json "$OUT/" ;;
+  sweep2)
+    log "sweep 3xtf32 + bf16"
+    cp "${TUNED_IN:-/dev/null}" results/tuned.json 2>/dev/null || true
+    timeout 300 python3 fused_jit.py sweep 3xtf32_mma WARPS_M=4,8 WARPS_N=2,4 WARP_M=16,32 WARP_N=16,32 --reps 50 | grep -v "^$"
+    timeout 300 python3 fused_jit.py sweep bf16_io WARPS_M=4,8 WARPS_N=2,4 WARP_M=16,32 WARP_N=16,32 --reps 50 --dtype bfloat16
+    cp results/tuned.json "$OUT/" ;;
+  ncu)
+    log "ncu"
+    for v in tf32_mma vectorized_pipelined; do
+      timeout 200 ncu --clock-control none --launch-skip 2 --launch-count 1 --kernel-name regex:"vectorized|tc_" \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
+        --section InstructionStats --section MemoryWorkloadAnalysis --section SourceCounters --print-details all \
+        python3 scripts/ncu_case.py $v > "$OUT/ncu_$v.txt" 2>&1; echo "ncu $v exit $?"
+    done ;;
   diagnose)
     log "diagnose"; timeout 200 python3 scripts/diagnose_timing.py 2>&1 | grep -v -i warn ;;
   notebooks)
