@@ -177,61 +177,79 @@ __host__ __device__ __forceinline__ int64_t tc_x_start(int64_t s, int vec) {
 template <typename T>
 __device__ __forceinline__ void tc_issue_x_tile(T* sX, const T* __restrict__ x, int64_t b, const TcParams& p,
                                                 int64_t xs_start, int tid, int nthreads) {
+  // Rows by warp, columns by lane: no run-time division in the address arithmetic.
   const T* xb = x + b * p.C_in * p.T;
+  const int warp = tid >> 5, lane = tid & 31, nwarps = nthreads >> 5;
   if (p.x_vec) {
     constexpr int VEC = 16 / sizeof(T);
-    const int cpr = p.XW / VEC, n = p.C_in * cpr;
-    for (int i = tid; i < n; i += nthreads) {
-      const int ic = i / cpr, c = i - ic * cpr;
-      const int64_t gt = xs_start + static_cast<int64_t>(c) * VEC;  // whole chunk in or out (T % VEC == 0)
-      const bool ok = gt >= 0 && gt < p.T;
+    const int cpr = p.XW / VEC;
+    for (int ic = warp; ic < p.C_in; ic += nwarps) {
       const T* row = xb + static_cast<int64_t>(ic) * p.T;
-      cp_async_16(sX + ic * p.XW + c * VEC, ok ? row + gt : row, ok ? 16 : 0);
+      for (int c = lane; c < cpr; c += 32) {
+        const int64_t gt = xs_start + static_cast<int64_t>(c) * VEC;  // whole chunk in or out (T % VEC == 0)
+        const bool ok = gt >= 0 && gt < p.T;
+        cp_async_16(sX + ic * p.XW + c * VEC, ok ? row + gt : row, ok ? 16 : 0);
+      }
     }
   } else {
-    const int n = p.C_in * p.XW;
-    for (int i = tid; i < n; i += nthreads) {
-      const int ic = i / p.XW, c = i - ic * p.XW;
-      const int64_t gt = xs_start + c;
-      const bool ok = gt >= 0 && gt < p.T;
+    for (int ic = warp; ic < p.C_in; ic += nwarps) {
       const T* row = xb + static_cast<int64_t>(ic) * p.T;
-      if constexpr (sizeof(T) == 4) cp_async_4(sX + i, ok ? row + gt : row, ok ? 4 : 0);
-      else sX[i] = ok ? row[gt] : from_float<T>(0.0f);
+      for (int c = lane; c < p.XW; c += 32) {
+        const int64_t gt = xs_start + c;
+        const bool ok = gt >= 0 && gt < p.T;
+        if constexpr (sizeof(T) == 4) cp_async_4(sX + ic * p.XW + c, ok ? row + gt : row, ok ? 4 : 0);
+        else sX[ic * p.XW + c] = ok ? row[gt] : from_float<T>(0.0f);
+      }
     }
   }
 }
 
 // Depthwise + bias + SiLU for one tile: act[ic][tt] (row stride AS) from the x tile in smem.
 // Rows ic >= C_in and columns past T_out are written as zeros, so padded GEMM terms are exact zeros.
+// A warp takes one channel row at a time, its lanes the columns (lane, lane + 32, ...): each depthwise
+// weight is one broadcast load reused for TT/32 outputs, and for K <= kKmax the k loop is unrolled at
+// compile time (the K test is warp-uniform), so a tap costs an LDS + FFMA with no index arithmetic.
 template <typename T, bool kRound, bool kFastSilu, int TT, int AS, int NTHREADS>
 __device__ __forceinline__ void tc_dw_silu_tile(float* sAct, const T* sX, const float* sWdw, const float* sBdw,
                                                 const TcParams& p, int shift, int64_t t0) {
-  // Each thread runs kRows independent accumulation chains (rows ic, ic + NTHREADS/TT, ...) through
-  // the K loop together, so the smem loads and FMAs of different outputs overlap (ILP).
-  constexpr int kRows = 4;
-  const int n = p.C_in_pad * TT;
-  for (int base = threadIdx.x; base < n; base += kRows * NTHREADS) {
-    float acc[kRows];
-    int ic[kRows], tt[kRows];
+  constexpr int kKmax = 9, NW = NTHREADS / 32, Q = (TT + 31) / 32;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  for (int ic = warp; ic < p.C_in_pad; ic += NW) {
+    float* arow = sAct + ic * AS;
+    float acc[Q];
+    if (ic < p.C_in) {
+      const T* xr = sX + ic * p.XW + shift + lane;  // x tile column of x[t0 + lane - padding]
+      const float* wr = sWdw + ic * p.K;
 #pragma unroll
-    for (int j = 0; j < kRows; ++j) {
-      ic[j] = (base + j * NTHREADS) / TT;  // >= C_in_pad past the end: masked below
-      tt[j] = (base + j * NTHREADS) % TT;
-      acc[j] = ic[j] < p.C_in ? sBdw[ic[j]] : 0.0f;
+      for (int q = 0; q < Q; ++q) acc[q] = sBdw[ic];
+      if (p.K <= kKmax) {
+#pragma unroll
+        for (int k = 0; k < kKmax; ++k) {
+          if (k < p.K) {
+            const float w = wr[k];
+            const T* xk = xr + k * p.dilation;
+#pragma unroll
+            for (int q = 0; q < Q; ++q)
+              if (lane + 32 * q < TT) acc[q] = fmaf(w, to_float(xk[32 * q]), acc[q]);
+          }
+        }
+      } else {
+        for (int k = 0; k < p.K; ++k) {
+          const float w = wr[k];
+          const T* xk = xr + k * p.dilation;
+#pragma unroll
+          for (int q = 0; q < Q; ++q)
+            if (lane + 32 * q < TT) acc[q] = fmaf(w, to_float(xk[32 * q]), acc[q]);
+        }
+      }
     }
-#pragma unroll 2
-    for (int k = 0; k < p.K; ++k) {
 #pragma unroll
-      for (int j = 0; j < kRows; ++j)
-        if (ic[j] < p.C_in)
-          acc[j] = fmaf(sWdw[ic[j] * p.K + k], to_float(sX[ic[j] * p.XW + shift + tt[j] + k * p.dilation]), acc[j]);
-    }
-#pragma unroll
-    for (int j = 0; j < kRows; ++j) {
-      if (base + j * NTHREADS >= n) break;
-      const bool ok = ic[j] < p.C_in && t0 + tt[j] < p.T_out;
-      const float v = ok ? (kFastSilu ? silu_fast(acc[j]) : silu(acc[j])) : 0.0f;
-      sAct[ic[j] * AS + tt[j]] = kRound ? __uint_as_float(tc_tf32(v)) : v;
+    for (int q = 0; q < Q; ++q) {
+      const int tt = lane + 32 * q;
+      if (tt >= TT) break;
+      const bool ok = ic < p.C_in && t0 + tt < p.T_out;
+      const float v = ok ? (kFastSilu ? silu_fast(acc[q]) : silu(acc[q])) : 0.0f;
+      arow[tt] = kRound ? __uint_as_float(tc_tf32(v)) : v;
     }
   }
 }

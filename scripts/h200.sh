@@ -38,7 +38,6 @@ for stage in $stages; do
     cp results/tuned.json "$OUT/" ;;
   sweep2)
     log "sweep 3xtf32 + bf16"
-    cp "${TUNED_IN:-/dev/null}" results/tuned.json 2>/dev/null || true
     timeout 300 python3 fused_jit.py sweep 3xtf32_mma WARPS_M=4,8 WARPS_N=2,4 WARP_M=16,32 WARP_N=16,32 --reps 50 | grep -v "^$"
     timeout 300 python3 fused_jit.py sweep bf16_io WARPS_M=4,8 WARPS_N=2,4 WARP_M=16,32 WARP_N=16,32 --reps 50 --dtype bfloat16
     cp results/tuned.json "$OUT/" ;;
