@@ -39,7 +39,7 @@ void fused_forward(const FusedArgs& a, void* /*stream*/) {
           float v = bias;
           int64_t src = t0 + j - a.padding;
           for (int k = 0; k < a.K; ++k, src += a.dilation)
-            if (src >= 0 && src < a.T) v = std::fma(w[k], xrow[src], v);
+            if (src >= 0 && src < a.T) v += w[k] * xrow[src];
           arow[j] = v / (1.0f + std::exp(-v));
         }
       }
@@ -50,7 +50,7 @@ void fused_forward(const FusedArgs& a, void* /*stream*/) {
         for (int64_t ic = 0; ic < a.C_in; ++ic) {
           const float w = wrow[ic];
           const float* arow = act.data() + ic * CPU_TILE_T;
-          for (int64_t j = 0; j < n; ++j) out[j] = std::fma(w, arow[j], out[j]);
+          for (int64_t j = 0; j < n; ++j) out[j] += w * arow[j];  // vectorizes (std::fma would be a libm call)
         }
         std::copy(out.begin(), out.begin() + n, y + (b * a.C_out + oc) * a.T_out + t0);
       }

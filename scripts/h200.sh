@@ -6,7 +6,8 @@
 # `python scripts/merge_results.py`); everything printed goes to $OUT/session.log.
 set -uo pipefail
 OUT=${OUT:-/tmp/h200_out}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 FUSED_RESULTS="$OUT/timings_new.csv" TORCH_EXTENSIONS_DIR=/tmp/fused_ext
+mkdir -p /tmp/fused_results
+export PYTHONUNBUFFERED=1 FUSED_RESULTS=/tmp/fused_results/timings_new.csv TORCH_EXTENSIONS_DIR=/tmp/fused_ext
 stages=${*:-build check sanitize bench test}
 log() { echo "=== $(date -u +%H:%M:%S) $*"; }
 VARIANTS=$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')
@@ -60,6 +61,7 @@ for stage in $stages; do
       python3 -m papermill --cwd notebooks "$nb" "$OUT/nb/$(basename "$nb")" -k python3 --log-level WARNING && echo "executed $nb" || echo "NOTEBOOK FAILED $nb"
     done ;;
   esac
+  [ -f "$FUSED_RESULTS" ] && cp "$FUSED_RESULTS" "$OUT/timings_new.csv"
 done
 log "done"
 } 2>&1 | tee "$OUT/session.log"

@@ -71,3 +71,18 @@ def test_rel_err_catches_nan():
 def test_min_bytes_and_flops_at_headline():
     assert fj.min_bytes(fj.HEADLINE) == pytest.approx(33.6e6, rel=0.01)
     assert fj.flops(fj.HEADLINE) == pytest.approx(1.14e9, rel=0.01)
+
+
+def test_defaults_are_the_fastest_qualifying_in_the_log():
+    """DEFAULT_VARIANT: the fastest H200 variant whose error is no worse than eager's (TF32) default;
+    DEFAULT_EXPORT_VARIANT: the fastest strict one (KernelBench's allclose 1e-4). Read from results/."""
+    t = fj.ladder_table(fj.read_results(fj.ROOT / "results" / "timings.csv"))
+    if t.empty:
+        pytest.skip("no H200 bench rows in results/timings.csv")
+    f32 = t[t.dtype == "float32"]
+    eager_err = float(f32[f32.variant == "eager"].rel_err.iloc[0])
+    rungs = f32[~f32.variant.isin(fj.BASELINES) & f32.variant.isin(fj.variants("cuda"))]
+    ok = rungs[rungs.rel_err <= eager_err * 1.05]
+    assert ok.sort_values("median_us").variant.iloc[0] == fj.DEFAULT_VARIANT
+    strict = rungs[rungs.variant.map(lambda n: fj.variant_info(n).accuracy == "strict")]
+    assert strict.sort_values("median_us").variant.iloc[0] == fj.DEFAULT_EXPORT_VARIANT
