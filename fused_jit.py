@@ -950,7 +950,8 @@ def read_results(path: Path | None = None) -> pd.DataFrame:
             df[col] = df[col].map({"True": True, "False": False}).fillna(df[col])
             continue
         with contextlib.suppress(ValueError, TypeError):
-            df[col] = pd.to_numeric(df[col].replace("", np.nan))
+            num = df[col].map(lambda v: float(v) if v != "" else np.nan).astype(float)
+            df[col] = num.astype("int64") if num.notna().all() and (num % 1 == 0).all() else num
     return df
 
 
