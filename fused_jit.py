@@ -179,6 +179,7 @@ if CUDA_HOME:
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 _loaded: dict = {}
+_failed: dict = {}
 
 
 def build_root() -> Path:
@@ -289,13 +290,19 @@ def load(variant: str, defines: dict | None = None, *, kernels_dir: Path | None 
     name, arch, kwargs = _build_plan(v, defines)
     if name in _loaded:
         return _loaded[name]
+    if name in _failed:  # same sources, same flags: the same error (torch would not retry in-process)
+        raise _failed[name]
     root = build_root()
     final = root / name
     so = final / f"{name}.so"
     if not so.is_file():
         with FileLock(str(root / f"{name}.lock")):  # flock: released by the OS if its holder dies
             if not so.is_file():
-                _build(name, arch, kwargs, root, verbose)
+                try:
+                    _build(name, arch, kwargs, root, verbose)
+                except KernelBuildError as e:
+                    _failed[name] = e
+                    raise
     module = _loaded[name] = _import_built(name, so)
     return module
 
