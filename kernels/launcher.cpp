@@ -18,11 +18,18 @@ constexpr bool kOnCuda = true;
 constexpr bool kOnCuda = false;
 #endif
 
-std::string shape_str(const torch::Tensor& t) {
+// Error messages are built from strings only: numbers go through std::to_string, devices through
+// Device::str(). (Streaming an integer into c10::str crashed inside this extension's libstdc++ on the
+// H200 machine, whose compiler differs from the one torch was built with.)
+std::string num(int64_t v) { return std::to_string(v); }
+std::string shape_str(const std::vector<int64_t>& shape) {
   std::string s = "[";
-  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
+std::string shape_str(const torch::Tensor& t) { return shape_str(t.sizes().vec()); }
+std::string dev(const torch::Tensor& t) { return t.device().str(); }
+std::string dtype_str(const torch::Tensor& t) { return std::string(c10::toString(t.scalar_type())); }
 
 int dtype_code(const torch::Tensor& x) {
   switch (x.scalar_type()) {
@@ -31,7 +38,7 @@ int dtype_code(const torch::Tensor& x) {
     case torch::kHalf: return FUSED_F16;
     default:
       TORCH_CHECK(false, "fused[", FUSED_VARIANT, "]: x must be float32, bfloat16 or float16; got ",
-                  x.scalar_type());
+                  dtype_str(x));
   }
   return -1;
 }
@@ -39,12 +46,12 @@ int dtype_code(const torch::Tensor& x) {
 // A weight or bias tensor: same device as x, the expected shape, as contiguous float32.
 torch::Tensor param(const torch::Tensor& t, const torch::Tensor& x, const char* name,
                     std::vector<int64_t> shape, const std::string& meaning) {
-  TORCH_CHECK(t.device() == x.device(), "fused[", FUSED_VARIANT, "]: ", name, " is on ", t.device(),
-              " but x is on ", x.device());
+  TORCH_CHECK(t.device() == x.device(), "fused[", FUSED_VARIANT, "]: ", name, " is on ", dev(t),
+              " but x is on ", dev(x));
   TORCH_CHECK(t.sizes().vec() == shape, "fused[", FUSED_VARIANT, "]: ", name, " must have shape ",
-              c10::IntArrayRef(shape), " (", meaning, "); got ", shape_str(t));
+              shape_str(shape), " (", meaning, "); got ", shape_str(t));
   TORCH_CHECK(t.is_floating_point(), "fused[", FUSED_VARIANT, "]: ", name, " must be floating point; got ",
-              t.scalar_type());
+              dtype_str(t));
   return t.to(torch::kFloat).contiguous();
 }
 
@@ -59,27 +66,27 @@ Prepared prepare(torch::Tensor x, const torch::Tensor& w_dw, const c10::optional
   const char* v = FUSED_VARIANT;
   TORCH_CHECK(x.dim() == 3, "fused[", v, "]: x must be 3-D (batch, channels, time); got shape ", shape_str(x));
   if (kOnCuda) {
-    TORCH_CHECK(x.is_cuda(), "fused[", v, "]: this variant runs on CUDA, but x is on ", x.device(),
+    TORCH_CHECK(x.is_cuda(), "fused[", v, "]: this variant runs on CUDA, but x is on ", dev(x),
                 "; move x to a GPU or use the CPU variant");
   } else {
-    TORCH_CHECK(x.device().is_cpu(), "fused[", v, "]: this variant runs on the CPU, but x is on ", x.device());
+    TORCH_CHECK(x.device().is_cpu(), "fused[", v, "]: this variant runs on the CPU, but x is on ", dev(x));
   }
   TORCH_CHECK(w_dw.dim() == 3 && w_dw.size(1) == 1,
               "fused[", v, "]: depthwise weight must have shape (C_in, 1, K); got ", shape_str(w_dw));
   TORCH_CHECK(w_pw.dim() == 3 && w_pw.size(2) == 1,
               "fused[", v, "]: pointwise weight must have shape (C_out, C_in, 1); got ", shape_str(w_pw));
   const int64_t B = x.size(0), C_in = x.size(1), T = x.size(2), K = w_dw.size(2), C_out = w_pw.size(0);
-  TORCH_CHECK(w_dw.size(0) == C_in, "fused[", v, "]: x has ", C_in, " channels but the depthwise weight has ",
-              w_dw.size(0), " (shape ", shape_str(w_dw), ")");
-  TORCH_CHECK(w_pw.size(1) == C_in, "fused[", v, "]: x has ", C_in, " channels but the pointwise weight expects ",
-              w_pw.size(1), " input channels (shape ", shape_str(w_pw), ")");
-  TORCH_CHECK(dilation >= 1, "fused[", v, "]: dilation must be >= 1; got ", dilation);
-  TORCH_CHECK(padding >= 0, "fused[", v, "]: padding must be >= 0; got ", padding);
+  TORCH_CHECK(w_dw.size(0) == C_in, "fused[", v, "]: x has ", num(C_in), " channels but the depthwise weight has ",
+              num(w_dw.size(0)), " (shape ", shape_str(w_dw), ")");
+  TORCH_CHECK(w_pw.size(1) == C_in, "fused[", v, "]: x has ", num(C_in), " channels but the pointwise weight expects ",
+              num(w_pw.size(1)), " input channels (shape ", shape_str(w_pw), ")");
+  TORCH_CHECK(dilation >= 1, "fused[", v, "]: dilation must be >= 1; got ", num(dilation));
+  TORCH_CHECK(padding >= 0, "fused[", v, "]: padding must be >= 0; got ", num(padding));
   TORCH_CHECK(B >= 1 && C_in >= 1 && C_out >= 1 && K >= 1, "fused[", v, "]: empty dimension in x ",
               shape_str(x), ", w_dw ", shape_str(w_dw), " or w_pw ", shape_str(w_pw));
   const int64_t T_out = T + 2 * padding - dilation * (K - 1);
-  TORCH_CHECK(T_out >= 1, "fused[", v, "]: input of length T=", T, " is too short for kernel_size=", K,
-              ", dilation=", dilation, ", padding=", padding, " (output length ", T_out, ")");
+  TORCH_CHECK(T_out >= 1, "fused[", v, "]: input of length T=", num(T), " is too short for kernel_size=", num(K),
+              ", dilation=", num(dilation), ", padding=", num(padding), " (output length ", num(T_out), ")");
 
   Prepared p;
   p.x = x.contiguous();
@@ -97,11 +104,12 @@ Prepared prepare(torch::Tensor x, const torch::Tensor& w_dw, const c10::optional
   a.K = static_cast<int>(K); a.dilation = static_cast<int>(dilation); a.padding = static_cast<int>(padding);
   a.dtype = dtype_code(x);
 #ifdef FUSED_CUDA
-  const int dev = x.get_device();
+  const int device_index = x.get_device();
   int num_sms = 0, smem_optin = 0;
-  TORCH_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
-                  cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess,
-              "fused[", v, "]: cannot read the properties of CUDA device ", dev);
+  TORCH_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device_index) == cudaSuccess &&
+                  cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_index) ==
+                      cudaSuccess,
+              "fused[", v, "]: cannot read the properties of CUDA device ", dev(x));
   a.num_sms = num_sms;
   a.max_smem_optin = smem_optin;
 #endif
@@ -127,16 +135,16 @@ torch::Tensor forward(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::
   Prepared p = prepare(x, w_dw, b_dw, w_pw, b_pw, dilation, padding);
   const char* why = fused_unsupported(p.args);
   TORCH_CHECK(why == nullptr, "fused[", FUSED_VARIANT, "]: cannot run x of shape ", shape_str(x), " with K=",
-              p.args.K, ", C_out=", p.args.C_out, ": ", why);
+              num(p.args.K), ", C_out=", num(p.args.C_out), ": ", why);
   const std::vector<int64_t> y_shape{p.args.B, p.args.C_out, p.args.T_out};
   torch::Tensor y;
   if (out) {
     y = *out;
     TORCH_CHECK(y.device() == x.device() && y.scalar_type() == x.scalar_type() && y.sizes().vec() == y_shape &&
                     y.is_contiguous(),
-                "fused[", FUSED_VARIANT, "]: out must be a contiguous ", x.scalar_type(), " tensor on ", x.device(),
-                " of shape ", c10::IntArrayRef(y_shape), "; got ", y.scalar_type(), " on ", y.device(), " of shape ",
-                shape_str(y));
+                "fused[", FUSED_VARIANT, "]: out must be a contiguous ", dtype_str(x), " tensor on ", dev(x),
+                " of shape ", shape_str(y_shape), "; got ", dtype_str(y), " on ", dev(y), " of shape ", shape_str(y),
+                y.is_contiguous() ? "" : " (not contiguous)");
   } else {
     y = torch::empty(y_shape, p.x.options());
   }

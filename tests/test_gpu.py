@@ -92,7 +92,9 @@ def _import_file(path, name):
 
 def test_exported_modelnew_passes_kernelbench_evaluation(tmp_path):
     """KernelBench's way: Model and ModelNew from the same seed, 5 trials of fresh random inputs,
-    allclose(atol=rtol=1e-4) in fp32, then CUDA-event timing with an L2 flush."""
+    allclose(atol=rtol=1e-4) in fp32, then CUDA-event timing with an L2 flush. The reference runs with
+    cuDNN TF32 off: with PyTorch's default (TF32 on) the reference itself is off by ~1.7e-4 relative
+    (results/timings.csv, eager rows), which alone can fail a 1e-4 allclose (seen on the H200)."""
     path = fj.export_modelnew(None, tmp_path / "modelnew_export.py")
     mod = _import_file(path, "modelnew_export")
     init = fj.get_init_inputs()
@@ -103,7 +105,7 @@ def test_exported_modelnew_passes_kernelbench_evaluation(tmp_path):
     for trial in range(5):
         torch.manual_seed(100 + trial)
         x = fj.get_inputs()[0].cuda()
-        with torch.no_grad():
+        with torch.no_grad(), fj._cudnn_tf32(False):
             assert torch.allclose(new(x), ref(x), atol=1e-4, rtol=1e-4), f"trial {trial}"
     timer = fj._Timer("cuda")
     with torch.no_grad():
