@@ -511,9 +511,11 @@ def min_bytes(shape: dict, dtype: str = "float32") -> int:
 
 
 def flops(shape: dict) -> int:
-    """Multiply-adds counted as 2 FLOPs: depthwise (K per act) and the 1x1 GEMM."""
+    """FLOPs of the op: 2 per multiply-add (depthwise K per act, the 1x1 GEMM C_in per output), 1 per bias
+    add, 4 per SiLU (negate, exp, add, divide); 1.14 GFLOP at the headline shape, 94% of it the GEMM."""
     s = shape
-    return 2 * s["B"] * s["T"] * (s["C_in"] * s["K"] + s["C_in"] * s["C_out"])
+    macs = s["C_in"] * s["K"] + s["C_in"] * s["C_out"]
+    return s["B"] * s["T"] * (2 * macs + (s["C_in"] + s["C_out"] if s.get("bias", True) else 0) + 4 * s["C_in"])
 
 
 class _Timer:
@@ -738,6 +740,72 @@ def sweep(variant: str, grid: dict, shape: dict | None = None, reps: int = 100, 
             tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
             os.replace(tmp, TUNED_JSON)
     return table
+
+
+def shape_sweep(variant: str | None = None, Ts=(256, 1024, 4096, 16384, 65536), Cs=(32, 64, 128, 256, 512),
+                Bs=(1, 16, 64), K: int = kernel_size, dil: int = dilation, reps: int = 50,
+                baselines: tuple = ("eager", "compile"), max_bytes: int = 4 * 2**30, log: bool = True) -> pd.DataFrame:
+    """Time one variant (default: ModelNew's) against eager and torch.compile over a grid of shapes
+    (C_in = C_out = C), to see where the fused kernel wins. Each shape is a `bench` call (same timing rules,
+    logged as kind 'shape_sweep'); shapes whose x + y exceed max_bytes are skipped. A shape the variant
+    cannot run is reported, not fatal. Plot with `plot_shape_sweep`."""
+    from tqdm.auto import tqdm
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    variant = variant or (DEFAULT_VARIANT if device == "cuda" else "cpu")
+    grid = [dict(B=b, C_in=c, C_out=c, T=t, K=K, dilation=dil, bias=True) for b in Bs for c in Cs for t in Ts]
+    tables = []
+    for shape in tqdm(grid, desc=f"shape sweep {variant}", leave=False):
+        if min_bytes(shape) > max_bytes:
+            continue
+        model, x = _make_case(shape, torch.float32, device, seed=7)
+        why = load(variant).why_unsupported(x, *_forward_args(model))
+        del model, x
+        if why:
+            tables.append(pd.DataFrame([{"variant": variant, **_shape_cols(shape), "note": "unsupported: " + why}]))
+            continue
+        t = bench([variant], shape, reps=reps, baselines=baselines, device=device, log=False)
+        t["kind"], t["bytes"] = "shape_sweep", min_bytes(shape)
+        if log:
+            append_results(t.to_dict("records"))
+        tables.append(t)
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+
+
+def plot_shape_sweep(df: pd.DataFrame | None = None, device_name: str | None = None, path: str | Path | None = None):
+    """Time against bytes moved (log-log) for the fused kernel, eager and torch.compile, from the log's
+    'shape_sweep' rows of one GPU and its latest commit, with the bandwidth roofline (bytes / copy BW)."""
+    import matplotlib
+    if path is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    df = read_results() if df is None else df
+    fig, ax = plt.subplots(figsize=(8, 5))
+    sel = df[df["kind"] == "shape_sweep"] if "kind" in df else df.iloc[0:0]
+    if device_name:
+        sel = sel[sel["device_name"] == device_name]
+    if sel.empty or "median_us" not in sel:
+        ax.text(0.5, 0.5, "no shape_sweep rows in results/timings.csv yet", ha="center", va="center")
+        return fig
+    sel = sel[(sel["device_name"] == sel["device_name"].iloc[-1]) & (sel["commit"] == sel["commit"].iloc[-1])]
+    sel = sel.dropna(subset=["median_us"])
+    byts = sel.apply(lambda r: min_bytes(dict(r)), axis=1)
+    for name, g in sel.assign(bytes_=byts).groupby("variant"):
+        g = g.sort_values("bytes_")
+        ax.plot(g["bytes_"], g["median_us"], "o", ms=4, alpha=0.8, label=name)
+    b = np.sort(byts.unique())
+    bw = (byts / (sel["floor_us"] * 1e-6)).median()
+    if np.isfinite(bw):  # CPU rows have no measured copy bandwidth
+        ax.plot(b, b / bw * 1e6, "k-", lw=1.5, label=f"memory roofline ({bw / 1e12:.2f} TB/s copy)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("minimum bytes moved (x read + y written)")
+    ax.set_ylabel("median time per call, us")
+    ax.set_title(f"Shape sweep on {sel['device_name'].iloc[0]} (L2 flushed)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
 
 
 def _copy_model(model: Model) -> Model:
@@ -1036,6 +1104,8 @@ def plot_ladder(df: pd.DataFrame | None = None, device_name: str | None = None, 
     fig, ax = plt.subplots(figsize=(9, 4.5))
     if t.empty:
         ax.text(0.5, 0.5, "no GPU bench rows in results/timings.csv yet", ha="center", va="center")
+        if path is not None:
+            fig.savefig(path, dpi=120)
         return fig
     rungs = t[~t["variant"].isin(BASELINES)]
     labels = [f"{r.variant}" + ("" if r.dtype == "float32" else f"\n({r.dtype})") for r in rungs.itertuples()]
@@ -1067,6 +1137,9 @@ def report(readme: Path | None = None) -> pd.DataFrame:
     """Regenerate results/ladder.png and the results table between the README's markers, from the log."""
     t = ladder_table()
     plot_ladder(path=ROOT / "results" / "ladder.png")
+    log = read_results()
+    if "kind" in log and (log["kind"] == "shape_sweep").any():
+        plot_shape_sweep(log, path=ROOT / "results" / "shape_sweep.png")
     readme = Path(readme or ROOT / "README.md")
     if t.empty or not readme.is_file():
         return t
@@ -1140,6 +1213,12 @@ def main(argv: list[str] | None = None) -> int:
     ps.add_argument("--reps", type=int, default=100)
     ps.add_argument("--no-save", action="store_true", help="do not record the best in results/tuned.json")
     _shape_args(ps)
+    pss = sub.add_parser("shape-sweep", help="time a variant vs eager and torch.compile over T, C and B")
+    pss.add_argument("--variant", default=None, help=f"variant (default {DEFAULT_VARIANT}; cpu without a GPU)")
+    pss.add_argument("--T", type=int, nargs="+", default=[256, 1024, 4096, 16384, 65536])
+    pss.add_argument("--C", type=int, nargs="+", default=[32, 64, 128, 256, 512])
+    pss.add_argument("--B", type=int, nargs="+", default=[1, 16, 64])
+    pss.add_argument("--reps", type=int, default=50)
     sub.add_parser("report", help="regenerate results/ladder.png and the README results table from the log")
     a = p.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -1188,6 +1267,13 @@ def main(argv: list[str] | None = None) -> int:
         with pd.option_context("display.width", 200, "display.max_colwidth", 80):
             print(t.to_string(index=False))
         return 0 if (t.status == "ok").any() else 1
+    if a.cmd == "shape-sweep":
+        base = ("eager", "compile") if device == "cuda" else ("eager",)
+        t = shape_sweep(a.variant, a.T, a.C, a.B, reps=a.reps, baselines=base)
+        cols = [c for c in ("variant", "B", "C_in", "T", "median_us", "speedup_vs_eager", "x_floor", "note") if c in t]
+        print(t[cols].to_string(index=False))
+        plot_shape_sweep(path=ROOT / "results" / "shape_sweep.png")
+        return 0
     if a.cmd == "report":
         t = report()
         print(t.to_string(index=False) if not t.empty else "no GPU bench rows at the headline shape yet")

@@ -71,3 +71,21 @@ def test_cli_exit_codes(tmp_path):
     assert len(fj.read_results(tmp_path / "cli.csv")) == 2
     for cmd in ("check", "bench", "ab", "export", "list", "report"):
         assert run(cmd, "--help").returncode == 0
+
+
+def test_shape_sweep_and_plots_cpu(tmp_path):
+    t = fj.shape_sweep("cpu", Ts=(64, 200), Cs=(8,), Bs=(1, 2), reps=3, baselines=("eager",))
+    assert set(t.variant) == {"cpu", "eager"} and len(t) == 8 and (t.kind == "shape_sweep").all()
+    log = fj.read_results()
+    assert (log.kind == "shape_sweep").sum() == 8
+    fig = fj.plot_shape_sweep(log, path=tmp_path / "sweep.png")
+    assert (tmp_path / "sweep.png").stat().st_size > 0 and fig.axes[0].get_xscale() == "log"
+    fj.plot_ladder(log, path=tmp_path / "ladder.png")  # no GPU rows: a labelled empty plot, no error
+    assert (tmp_path / "ladder.png").is_file()
+
+
+def test_tile_sweep_reports_a_broken_configuration_and_times_the_rest():
+    t = fj.sweep("cpu", {"CPU_TILE_T": ["128", "not_a_number"]}, SMALL, reps=3, jobs=2)
+    assert list(t.status.iloc[:1]) == ["ok"] and t.median_us.iloc[0] > 0
+    assert t.status.iloc[1].startswith("build failed") and "00_cpu.cpp" in t.status.iloc[1]
+    assert (fj.read_results().kind == "sweep").sum() == 1

@@ -1,0 +1,55 @@
+"""The copy-paste KernelBench ModelNew: structure (KernelBench's static rules), self-containment, and that it
+compiles (here without a GPU; on the H200 tests/test_gpu.py evaluates it the way KernelBench does)."""
+import ast
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import fused_jit as fj
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    return fj.export_modelnew(None, tmp_path_factory.mktemp("export") / "modelnew_export.py")
+
+
+def test_structure_follows_kernelbench_rules(exported):
+    text = exported.read_text()
+    tree = ast.parse(text)
+    assert fj.DEFAULT_EXPORT_VARIANT in text and "__global__" in text and "load_inline(" in text
+    assert not any(isinstance(n, (ast.Try, ast.Pass)) for n in ast.walk(tree))
+    assert not re.search(r"\btry\s*:|\bexcept\b|\bpass\b", text)  # KernelBench's text rules, kernel source too
+    imports = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imports |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert imports == {"torch"}  # nothing from this repository
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew")
+    init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    assert [a.arg for a in init.args.args] == ["self", "in_channels", "out_channels", "kernel_size", "dilation", "bias"]
+
+
+def test_non_strict_export_warns(tmp_path):
+    with pytest.warns(UserWarning, match="accuracy class is tf32"):
+        fj.export_modelnew("tf32_mma", tmp_path / "m.py")
+    with pytest.raises(ValueError, match="CUDA variants"):
+        fj.export_modelnew("cpu", tmp_path / "c.py")
+
+
+def test_exported_file_compiles_alone(exported, tmp_path):
+    """Import the file from a folder with nothing of this repository: load_inline builds its extension."""
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(exported, alone / "modelnew_export.py")
+    code = ("import modelnew_export as m, torch; net = m.ModelNew(*[16, 24, 5, 2]); "
+            "assert [k for k in net.state_dict()] == ['dw.weight', 'dw.bias', 'pw.weight', 'pw.bias']; "
+            "print('compiled', m.fused.__name__)")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    env["TORCH_EXTENSIONS_DIR"] = str(tmp_path / "ext")
+    env["TORCH_CUDA_ARCH_LIST"] = env.get("TORCH_CUDA_ARCH_LIST", "9.0")
+    if fj.CUDA_HOME:
+        env["CUDA_HOME"] = fj.CUDA_HOME
+    r = subprocess.run([sys.executable, "-c", code], cwd=alone, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0 and "compiled" in r.stdout, r.stdout[-2000:] + r.stderr[-4000:]
