@@ -223,7 +223,8 @@ def source_hash(variant: str, kernels_dir: Path | None = None) -> str:
 def _build_plan(v: Variant, defines: dict | None):
     """Extension name (content-hashed), sources and flags for one variant + compile-time defines."""
     kdir = v.path.parent
-    preamble = f'#define FUSED_VARIANT "{v.name}"\n' + ("#define FUSED_CUDA 1\n" if v.device == "cuda" else "")
+    preamble = f'#line 1 "<fused_jit defines for {v.name}>"\n#define FUSED_VARIANT "{v.name}"\n'
+    preamble += "#define FUSED_CUDA 1\n" if v.device == "cuda" else ""
     preamble += "".join(f"#define {k} {val}\n" for k, val in sorted((defines or {}).items()))
 
     def with_line(path: Path) -> str:  # compiler messages name kernels/<file>:<line>, not the build copy
