@@ -313,7 +313,8 @@ def _build(name: str, arch: str, kwargs: dict, root: Path, verbose: bool):
     shutil.rmtree(staging, ignore_errors=True)  # a killed build's leftovers, torch's stale 'lock' among them
     staging.mkdir(parents=True)
     old_arch = os.environ.get("TORCH_CUDA_ARCH_LIST")
-    os.environ["TORCH_CUDA_ARCH_LIST"] = arch if arch != "-" else (old_arch or "9.0")
+    if arch != "-":  # CUDA builds: the visible GPU's arch (or sm_90); CPU builds never read it
+        os.environ["TORCH_CUDA_ARCH_LIST"] = arch
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -343,8 +344,9 @@ class ModelNew(Model):
 
     `variant` picks the kernel for CUDA input (default: DEFAULT_VARIANT); CPU input runs the CPU variant.
     If the chosen variant cannot serve a shape or dtype (its launcher says why), the forward routes to the
-    next general variant that can, with a warning, so it never returns a wrong answer. Inference only:
-    the output carries no autograd history.
+    next general variant that can, with a warning, so it never returns a wrong answer. The kernel is loaded
+    at the first forward of each input signature (build a new ModelNew after editing a kernel). Inference
+    only: the output carries no autograd history.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, dilation: int = 1,
@@ -370,8 +372,9 @@ class ModelNew(Model):
         device = "cuda" if x.is_cuda else "cpu" if x.device.type == "cpu" else x.device.type
         args = _forward_args(self)
         key = (device, tuple(x.shape), x.dtype, args[1] is not None)
-        chosen = self._route.get(key)
-        if chosen is None:
+        ext = self._route.get(key)  # the loaded module: no file hashing on the per-call path
+        if ext is None:
+            chosen = None
             reasons = []
             for name in self._candidates(device):
                 why = load(name).why_unsupported(x, *args)
@@ -385,8 +388,8 @@ class ModelNew(Model):
             if chosen != self.variant and variant_info(self.variant).device == device:
                 warnings.warn(f"ModelNew: variant {self.variant!r} cannot run this input ({reasons[0]}); "
                               f"using {chosen!r}")
-            self._route[key] = chosen
-        return load(chosen).forward(x, *args)
+            ext = self._route[key] = load(chosen)
+        return ext.forward(x, *args)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -524,12 +527,12 @@ class _Timer:
     then a ~100 us spin kernel queued, so the GPU is still busy while the host enqueues the call: the
     events then time the call's GPU work, not the host's launch overhead. (On the H200, eager PyTorch
     spends 63-105 us of host time per call, longer than the flush; without the spin its event time
-    absorbed part of that: results/logs/h200_session_2_diagnose.txt.)"""
+    absorbed part of that: results/logs/h200_session_2_diagnose.txt and h200_session_3.log.)"""
 
     SPIN_CYCLES = 200_000  # ~100 us at 1.98 GHz
 
-    def __init__(self, device: str):
-        self.device = device
+    def __init__(self, device: str, spin_cycles: int = SPIN_CYCLES):
+        self.device, self.spin_cycles = device, spin_cycles
         self.flush_buf = torch.empty(256 * 2**20 // 4, dtype=torch.float32, device=device) if device == "cuda" \
             else None
 
@@ -549,7 +552,8 @@ class _Timer:
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         for s, e in zip(starts, ends):
             self.flush_buf.zero_()
-            torch.cuda._sleep(self.SPIN_CYCLES)
+            if self.spin_cycles:
+                torch.cuda._sleep(self.spin_cycles)
             s.record()
             fn()
             e.record()
@@ -626,12 +630,13 @@ def _shape_cols(shape: dict) -> dict:
 
 def bench(variant_names: list[str] | None = None, shape: dict | None = None, dtype: str = "float32",
           reps: int = 200, baselines: tuple | list | None = None, device: str | None = None,
-          log: bool = True, defines: dict | None = None) -> pd.DataFrame:
+          log: bool = True, defines: dict | None = None, copy_bw: float | None = None) -> pd.DataFrame:
     """Time variants and baselines at one shape, in one run; returns a DataFrame and appends to results/.
 
     GPU: CUDA events per call, 10 warm-up calls, L2 flushed before each timed call, median/p10/p90 of
     `reps` calls; baselines eager (cuDNN TF32, PyTorch's default), eager_fp32 (TF32 off), torch.compile
-    and x.clone(); the floor is min_bytes over the copy bandwidth measured in the same run.
+    and x.clone(); the floor is min_bytes over the copy bandwidth measured in the same run (or `copy_bw`,
+    bytes/s, when a sweep measured it once for all its calls).
     CPU: wall-clock per call, the CPU variant against PyTorch CPU eager.
     """
     shape = dict(shape or HEADLINE)
@@ -645,7 +650,7 @@ def bench(variant_names: list[str] | None = None, shape: dict | None = None, dty
     model, x = _make_case(shape, DTYPES[dtype], device, seed=1234)
     ref = reference(model, x)
     timer = _Timer(device)
-    bw = copy_bandwidth(device) if device == "cuda" else float("nan")
+    bw = copy_bw or (copy_bandwidth(device) if device == "cuda" else float("nan"))
     floor_us = min_bytes(shape, dtype) / bw * 1e6
     env = environment(device)
     run = f"{_dt.datetime.now(_dt.timezone.utc):%Y%m%dT%H%M%S}-{os.getpid()}"
@@ -712,6 +717,7 @@ def sweep(variant: str, grid: dict, shape: dict | None = None, reps: int = 100, 
         futures = [ex.submit(_build_quietly, variant, d) for d in configs]
         built = [f.result() for f in tqdm(futures, desc=f"building {variant}", leave=False)]
     rows = []
+    bw = copy_bandwidth() if torch.cuda.is_available() else None  # the roof, measured once for the sweep
     for d, err in zip(tqdm(configs, desc=f"checking + timing {variant}", leave=False), built):
         row = {"variant": variant, "defines": _defines_str(d), **d}
         if err:
@@ -722,7 +728,7 @@ def sweep(variant: str, grid: dict, shape: dict | None = None, reps: int = 100, 
             bad = table[~table.status.isin(["pass"]) & ~table.status.str.startswith("unsupported")]
             rows.append({**row, "status": f"check failed ({len(bad)} shapes)"})
             continue
-        t = bench([variant], shape, dtype, reps=reps, baselines=(), log=False, defines=d)
+        t = bench([variant], shape, dtype, reps=reps, baselines=(), log=False, defines=d, copy_bw=bw)
         t["kind"] = "sweep"
         if log:
             append_results(t.to_dict("records"))
@@ -755,6 +761,7 @@ def shape_sweep(variant: str | None = None, Ts=(256, 1024, 4096, 16384, 65536), 
     variant = variant or (DEFAULT_VARIANT if device == "cuda" else "cpu")
     grid = [dict(B=b, C_in=c, C_out=c, T=t, K=K, dilation=dil, bias=True) for b in Bs for c in Cs for t in Ts]
     tables = []
+    bw = copy_bandwidth(device) if device == "cuda" else None  # the roof, measured once for the sweep
     for shape in tqdm(grid, desc=f"shape sweep {variant}", leave=False):
         if min_bytes(shape) > max_bytes:
             continue
@@ -764,7 +771,7 @@ def shape_sweep(variant: str | None = None, Ts=(256, 1024, 4096, 16384, 65536), 
         if why:
             tables.append(pd.DataFrame([{"variant": variant, **_shape_cols(shape), "note": "unsupported: " + why}]))
             continue
-        t = bench([variant], shape, reps=reps, baselines=baselines, device=device, log=False)
+        t = bench([variant], shape, reps=reps, baselines=baselines, device=device, log=False, copy_bw=bw)
         t["kind"], t["bytes"] = "shape_sweep", min_bytes(shape)
         if log:
             append_results(t.to_dict("records"))
@@ -1050,7 +1057,7 @@ def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None,
     shape = dict(shape or HEADLINE)
     if df.empty:
         return df
-    sel = df[(df["kind"] == "bench") & (df["device_name"].astype(str).str.contains("H200|H100|A100|GPU|NVIDIA"))]
+    sel = df[(df["kind"] == "bench") & ~df["device_name"].astype(str).str.startswith("CPU ")]
     if device_name:
         sel = sel[sel["device_name"] == device_name]
     for k, val in _shape_cols(shape).items():
@@ -1113,8 +1120,8 @@ def plot_ladder(df: pd.DataFrame | None = None, device_name: str | None = None, 
     med = rungs["median_us"].to_numpy()
     err = np.vstack([med - rungs["p10_us"].to_numpy(), rungs["p90_us"].to_numpy() - med])
     ax.bar(labels, med, yerr=err, color="#4c72b0", capsize=3)
-    for y, txt in zip(med, med):
-        ax.annotate(f"{txt:.3g}", (list(med).index(y), y), ha="center", va="bottom", fontsize=8)
+    for i, y in enumerate(med):
+        ax.annotate(f"{y:.3g}", (i, y), ha="center", va="bottom", fontsize=8)
     styles = {"eager": ("#c44e52", "--"), "compile": ("#dd8452", "-."), "clone": ("#55a868", ":")}
     for name, (color, ls) in styles.items():
         row = t[(t["variant"] == name) & (t["dtype"] == "float32")]

@@ -13,10 +13,10 @@
 //   ~80% of peak with loads hidden behind compute -> 20 us, + ~1 us of SiLU not overlapped => ~21 us
 //   (DRAM 33.6 MB / 4.27 TB/s = 7.9 us fully overlapped).
 // Measured: 74.3 us median (p10-p90 73.4-75.2), rel. err 2.7e-7, tuned BLOCKS_PER_SM=2 IC_CHUNK=32 TILE_T=64
-//   (sweep: results/timings.csv kind=sweep; H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run (84.6 us of GPU kernels by profiler)).
+//   (sweep: results/timings.csv kind=sweep; H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run, 84.6 us with its host overhead hidden: results/logs/h200_session_3.log).
 //   Target <= 22 us missed by 3.4x. ncu (results/profiles/ncu_vectorized_pipelined_*.txt): 48.4M warp
-//   instructions issued for 537M FMAs (16.8M FFMA warp-instr.), 25% occupancy (127 regs, 2 blocks/SM),
-//   SM throughput 59%, DRAM 5%: issue-bound on the depthwise phase (runtime-K loop, index arithmetic,
+//   instructions issued for 537M FMAs (= 16.8M FFMA warp-instr.), 24% achieved occupancy (127 regs,
+//   2 blocks/SM), SM throughput 63%, DRAM 5%: issue-bound on the depthwise phase (runtime-K loop, index arithmetic,
 //   accurate expf/div) and the 2 barriers per 32-channel step. Closing it: compile-time K/dilation taps,
 //   a register-resident sliding window for the depthwise, fewer/larger steps per barrier.
 //   memcheck + racecheck clean (results/logs/h200_session_5.log).
@@ -97,18 +97,14 @@ __device__ __forceinline__ int64_t window_start(const Params& p, int64_t t0) {
 
 // W^T rows [k_begin, k_end) of the oc tile -> Ws[(k - k_begin) * kLdw + o], zero outside C_out x C_in.
 // Lane mapping 8 ic x 4 oc: each 8-lane group reads one 32-byte sector of a w_pw row, and the smem
-// banks (4 * ic + oc) of a warp are all distinct.
-template <bool kAsync>
+// banks (4 * ic + oc) of a warp are all distinct. Issued as cp.async (the caller commits and waits).
 __device__ __forceinline__ void load_wt(const Params& p, float* Ws, int64_t oc0, int64_t k_begin, int rows) {
   for (int e = threadIdx.x; e < rows * BLOCK_OC; e += kThreads) {
     const int kl = e & 7, ol = (e >> 3) & 3, rest = e >> 5;
     const int o = (rest % (BLOCK_OC / 4)) * 4 + ol, k = (rest / (BLOCK_OC / 4)) * 8 + kl;
     const int64_t oc = oc0 + o, ic = k_begin + k;
     const bool ok = oc < p.C_out && ic < p.C_in;
-    if (kAsync)
-      cp_async_4(&Ws[k * kLdw + o], ok ? p.w_pw + oc * p.C_in + ic : p.w_pw, ok ? 4 : 0);
-    else
-      Ws[k * kLdw + o] = ok ? p.w_pw[oc * p.C_in + ic] : 0.0f;
+    cp_async_4(&Ws[k * kLdw + o], ok ? p.w_pw + oc * p.C_in + ic : p.w_pw, ok ? 4 : 0);
   }
 }
 
@@ -136,7 +132,7 @@ __device__ __forceinline__ void issue_step(const Params& p, int64_t item, int ch
       }
     }
   }
-  if (!p.w_resident) load_wt<true>(p, Ws, tl.oc0, ic0, IC_CHUNK);
+  if (!p.w_resident) load_wt(p, Ws, tl.oc0, ic0, IC_CHUNK);
 }
 
 __global__ void __launch_bounds__(kThreads, BLOCKS_PER_SM) vectorized_pipelined_kernel(const Params p) {
@@ -159,7 +155,7 @@ __global__ void __launch_bounds__(kThreads, BLOCKS_PER_SM) vectorized_pipelined_
   // not one latency per load) together with step 0 -> stage 0, one commit group.
   if (p.w_resident && n_steps > 0) {
     resident_oc0 = decode(p, item).oc0;
-    load_wt<true>(p, Ws, resident_oc0, 0, p.n_chunks * IC_CHUNK);
+    load_wt(p, Ws, resident_oc0, 0, p.n_chunks * IC_CHUNK);
   }
   issue_step(p, item, 0, Xs, Ws);
   cp_async_commit();
@@ -187,7 +183,7 @@ __global__ void __launch_bounds__(kThreads, BLOCKS_PER_SM) vectorized_pipelined_
     // Every thread is past step s-1's FMAs (barrier above), so W^T may be overwritten; the barrier
     // after the depthwise makes the new copy visible.
     if (p.w_resident && tl.oc0 != resident_oc0) {
-      load_wt<true>(p, Ws, tl.oc0, 0, p.n_chunks * IC_CHUNK);
+      load_wt(p, Ws, tl.oc0, 0, p.n_chunks * IC_CHUNK);
       cp_async_commit();
       cp_async_wait<0>();
       resident_oc0 = tl.oc0;

@@ -13,12 +13,12 @@
 //   1.98 GHz; HBM per tile 39 KB x + 32 KB y at 4.27 TB/s / 132 SMs = 2.2 us/tile. x of the next tile
 //   overlaps the MMAs, the prologue does not: predicted ~ 4 x 2.4 us ~ 9.5 us (target <= 10 us).
 // Measured: 37.2 us median (p10-p90 36.8-37.7), rel. err 1.7e-4 (eager's TF32 default: 1.7e-4), tuned
-//   WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32 (TILE_T=128, 512 threads; H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run (84.6 us of GPU kernels by profiler)).
+//   WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32 (TILE_T=128, 512 threads; H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run, 84.6 us with its host overhead hidden: results/logs/h200_session_3.log).
 //   ptxas at that config: 126 registers, 0 spills. History: 66.9 us (first version, 8 warps), 42.8 us
 //   (weights staged with 8 loads in flight per thread, tile sweep), 37.2 us (depthwise by warp-row with
 //   compile-time taps, x-tile copies without run-time division).
-//   Target <= 10 us missed by 3.7x. ncu at 42.8 us (results/profiles/ncu_tf32_mma_*.txt): 21.5M warp
-//   instructions for 0.52M HMMA, issue 0.59/cycle/scheduler, 16 warps/SM, DRAM 9%: the kernel is bound by
+//   Target <= 10 us missed by 3.7x. ncu of the 42.8 us build (40.3 us under ncu; results/profiles/
+//   ncu_tf32_mma_*.txt): 21.5M warp instructions for 0.52M HMMA, issue 0.59/cycle/scheduler, 16 warps/SM, DRAM 9%: the kernel is bound by
 //   instruction issue and latency in its serialized phases (x wait -> depthwise -> MMA -> stores), not by
 //   memory. Closing it: 2+ blocks/SM (W_pw as tf32 pairs or shared across a cluster to cut the 64 KB),
 //   a warp-specialized producer (cp.async/TMA of x, depthwise) overlapping the MMA warps, ldmatrix-style

@@ -11,7 +11,7 @@
 //   instr -> 8 warps x 16 k-steps x 140 / 4 schedulers = 4.5k clk, + accurate prologue ~ 2.5k clk =
 //   7k clk = 3.5 us/tile; 4 tiles/SM -> ~ 13-14 us, compute bound (target <= 14 us).
 // Measured: 56.7 us median (p10-p90 56.1-57.3), rel. err 8.0e-8 (strict: better than eager TF32-off's
-//   1.2e-7), tuned WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32 (H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run (84.6 us of GPU kernels by profiler)). ptxas at that config: 99 registers.
+//   1.2e-7), tuned WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32 (H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run, 84.6 us with its host overhead hidden: results/logs/h200_session_3.log). ptxas at that config: 99 registers.
 //   Target <= 14 us missed by 4x, for the reasons in 05's header plus 3x the MMA and split work per k-step.
 //   memcheck + racecheck clean (results/logs/h200_session_5.log).
 // ptxas (sm_90, defaults): 100 registers, 0 B stack, 0 spill stores/loads, 1 barrier; dynamic smem 144384 B

@@ -10,7 +10,7 @@
 //   and 2 blocks/SM (try -DWARPS_M=8 -DWARPS_N=1 -DWARP_M=16 -DWARP_N=32: ~100 KB smem per block).
 // Measured (bf16 I/O): 38.1 us median (p10-p90 37.5-38.8), rel. err 1.7e-3 vs float64 of the rounded inputs;
 //   fp16 37.7 us (2.7e-4); float32 input 37.1 us (1.7e-4); tuned WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32
-//   (H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run (84.6 us of GPU kernels by profiler)). ptxas at that config: 126 registers.
+//   (H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run, 84.6 us with its host overhead hidden: results/logs/h200_session_3.log). ptxas at that config: 126 registers.
 //   Target <= 6 us missed by 6x: halving the I/O bytes changed nothing (38.1 vs 37.1 us), which confirms
 //   the shared tile kernel is issue/latency-bound, not memory-bound (see 05's header for what closes it).
 //   memcheck + racecheck clean (results/logs/h200_session_5.log).

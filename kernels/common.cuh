@@ -75,10 +75,6 @@ inline const char* require_float32(const FusedArgs& a) {
 // Building blocks for the mma.sync rungs, plus the one tile kernel they share (tc_fused_kernel):
 // 05 instantiates it with TF32, 06 with the 3xTF32 split, 07 with bf16/fp16 I/O. Names carry a tc_ prefix.
 
-// 32-bit shared-memory address of a generic pointer (what cp.async and friends take).
-__device__ __forceinline__ uint32_t tc_smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 // cp.async: the wrappers of the cp.async section above (cp_async_16/4, commit, wait).
 
 // fp32 -> tf32 (round to nearest, ties away; low 13 bits zero), as the 32-bit register mma wants.

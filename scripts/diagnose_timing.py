@@ -1,6 +1,6 @@
-"""Where does a call's time go? For each variant and eager: CUDA-event time with the L2 flushed (as bench),
-the same with a spin kernel queued first (hides host launch overhead), CUDA-graph replay time, host time
-per call, and the kernels' own device time from torch.profiler (CUPTI)."""
+"""Where does a call's time go? For each variant and eager: CUDA-event time with the L2 flushed, without and
+with the spin kernel that bench's timer queues (it hides host launch overhead), host time per call, and the
+kernels' own device time from torch.profiler (CUPTI)."""
 import sys
 import time
 from pathlib import Path
@@ -16,26 +16,16 @@ model, x = fj._make_case(fj.HEADLINE, torch.float32, "cuda", seed=1)
 flush = torch.empty(256 * 2**20 // 4, device="cuda")
 for name in names:
     fn = fj._callable(name, model, x)
-    for _ in range(10):
+    res = {spin: float(np.median(fj._Timer("cuda", spin_cycles=spin).time(fn, reps=50))) for spin in (0, 200_000)}
+    host = []
+    for _ in range(50):  # host time to issue one call, the GPU kept busy so the queue never blocks
+        flush.zero_()
+        torch.cuda._sleep(200_000)
+        t0 = time.perf_counter()
         fn()
+        host.append(time.perf_counter() - t0)
     torch.cuda.synchronize()
-    res = {}
-    for spin in (0, 200_000):
-        st = [torch.cuda.Event(enable_timing=True) for _ in range(50)]
-        en = [torch.cuda.Event(enable_timing=True) for _ in range(50)]
-        host = []
-        for s, e in zip(st, en):
-            flush.zero_()
-            if spin:
-                torch.cuda._sleep(spin)
-            s.record()
-            t0 = time.perf_counter()
-            fn()
-            host.append(time.perf_counter() - t0)
-            e.record()
-        torch.cuda.synchronize()
-        res[spin] = np.median([s.elapsed_time(e) * 1e3 for s, e in zip(st, en)])
-        res["host"] = np.median(host) * 1e6
+    res["host"] = float(np.median(host)) * 1e6
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         for _ in range(20):
             flush.zero_()
