@@ -128,6 +128,7 @@ struct TcParams {
   int x_vec;        // 1: 16-byte cp.async for x (T % VEC == 0, x aligned)
   int y_pair;       // 1: two-element stores for y (T_out even, y aligned)
   uint32_t off_act, off_wdw, off_w;  // byte offsets of the smem regions
+  uint32_t off_x, x_stage, act_stage;  // tc_ws_kernel only: first x slot, bytes per x slot / act slot
 };
 
 // Activation row stride (floats): TT + pad with stride % 32 == 8, so the B-fragment loads
@@ -205,12 +206,13 @@ __device__ __forceinline__ void tc_issue_x_tile(T* sX, const T* __restrict__ x, 
 // A warp takes one channel row at a time, its lanes the columns (lane, lane + 32, ...): each depthwise
 // weight is one broadcast load reused for TT/32 outputs, and for K <= kKmax the k loop is unrolled at
 // compile time (the K test is warp-uniform), so a tap costs an LDS + FFMA with no index arithmetic.
-template <typename T, bool kRound, bool kFastSilu, int TT, int AS, int NTHREADS>
+// `warp` / `nwarps`: this warp's index among the warps that share the work, and their number.
+template <typename T, bool kRound, bool kFastSilu, int TT, int AS>
 __device__ __forceinline__ void tc_dw_silu_tile(float* sAct, const T* sX, const float* sWdw, const float* sBdw,
-                                                const TcParams& p, int shift, int64_t t0) {
-  constexpr int kKmax = 9, NW = NTHREADS / 32, Q = (TT + 31) / 32;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  for (int ic = warp; ic < p.C_in_pad; ic += NW) {
+                                                const TcParams& p, int shift, int64_t t0, int warp, int nwarps) {
+  constexpr int kKmax = 9, Q = (TT + 31) / 32;
+  const int lane = threadIdx.x & 31;
+  for (int ic = warp; ic < p.C_in_pad; ic += nwarps) {
     float* arow = sAct + ic * AS;
     float acc[Q];
     if (ic < p.C_in) {
@@ -250,18 +252,109 @@ __device__ __forceinline__ void tc_dw_silu_tile(float* sAct, const T* sX, const 
   }
 }
 
-// The shared tile kernel. Persistent blocks walk tiles (b, TT time steps); per tile:
-//   wait x(tile) -> dw+SiLU into sAct -> issue cp.async of x(next tile) -> for each BM-row chunk of
-//   C_out: warps (kWarpsM x kWarpsN, warp tile kWM x kWN) run the K loop of mma.sync -> bias + store y.
-// The x load of the next tile overlaps this tile's MMAs and stores (sX is free once act is built).
-// kSplit3 = false: W and act are rounded to tf32 when stored, one mma per fragment pair.
+// One warp's share of the pointwise GEMM for one tile: acc (kWM output channels x kWN time steps) =
+// W rows [row of sWw] x act columns [col0, col0 + kWN), K = C_in_pad, from smem. sWw: the warp's first
+// A fragment (W in fragment order); sAw: act + col0 + g (row stride AS).
+// kSplit3 = false: W and act were rounded to tf32 when stored, one mma per fragment pair.
 // kSplit3 = true : W and act stay fp32 in smem and are split at load time; per k-step the three
 //   products (small*big, big*small, big*big) go into a zeroed partial tile that is then added to
 //   the fp32 accumulator with an ordinary (round-to-nearest) FADD, so the tensor core's truncating
 //   internal accumulation only ever touches one 8-term k-step.
+template <bool kSplit3, int kWM, int kWN, int AS>
+__device__ __forceinline__ void tc_warp_mma(float (&acc)[kWM / 16][kWN / 8][4], const float* sWw, const float* sAw,
+                                            int KS) {
+  constexpr int MT = kWM / 16, NT = kWN / 8;
+  const int lane = threadIdx.x & 31, tq = lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[mt][nt][r] = 0.0f;
+
+  for (int ks = 0; ks < KS; ++ks) {
+    float af[MT][4], bf[NT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      const float4 v = *reinterpret_cast<const float4*>(sWw + ((mt * KS + ks) * 32 + lane) * 4);
+      af[mt][0] = v.x; af[mt][1] = v.y; af[mt][2] = v.z; af[mt][3] = v.w;
+    }
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      bf[nt][0] = sAw[(ks * 8 + tq) * AS + nt * 8];
+      bf[nt][1] = sAw[(ks * 8 + tq + 4) * AS + nt * 8];
+    }
+    if constexpr (!kSplit3) {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          const uint32_t a[4] = {__float_as_uint(af[mt][0]), __float_as_uint(af[mt][1]),
+                                 __float_as_uint(af[mt][2]), __float_as_uint(af[mt][3])};
+          const uint32_t bb[2] = {__float_as_uint(bf[nt][0]), __float_as_uint(bf[nt][1])};
+          tc_mma_tf32(acc[mt][nt], a, bb);
+        }
+    } else {
+      uint32_t a_big[MT][4], a_small[MT][4], b_big[NT][2], b_small[NT][2];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) tc_split_tf32(af[mt][r], a_big[mt][r], a_small[mt][r]);
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) tc_split_tf32(bf[nt][r], b_big[nt][r], b_small[nt][r]);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+          tc_mma_tf32(part, a_small[mt], b_big[nt]);  // small terms first
+          tc_mma_tf32(part, a_big[mt], b_small[nt]);
+          tc_mma_tf32(part, a_big[mt], b_big[nt]);
+#pragma unroll
+          for (int r = 0; r < 4; ++r) acc[mt][nt][r] += part[r];
+        }
+    }
+  }
+}
+
+// Epilogue of one warp tile: bias + store y[b, row0 + m, t0 + col0 + n] straight from the accumulators:
+// c0,c1 -> (oc = row g, t = 2tq, 2tq+1); c2,c3 -> row g+8.
+template <typename T, int kWM, int kWN>
+__device__ __forceinline__ void tc_warp_store(const float (&acc)[kWM / 16][kWN / 8][4], T* y, const TcParams& p,
+                                              int64_t b, int row0, int64_t tcol0) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < kWM / 16; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int oc = row0 + mt * 16 + g + h * 8;
+      if (oc >= p.C_out) continue;
+      const float bias = p.b_pw ? __ldg(p.b_pw + oc) : 0.0f;
+      T* yrow = y + (b * p.C_out + oc) * p.T_out;
+#pragma unroll
+      for (int nt = 0; nt < kWN / 8; ++nt) {
+        const int64_t t = tcol0 + nt * 8 + 2 * tq;
+        const float v0 = acc[mt][nt][2 * h] + bias, v1 = acc[mt][nt][2 * h + 1] + bias;
+        if (t + 1 < p.T_out) {
+          if (p.y_pair) tc_store2(yrow + t, v0, v1);
+          else { yrow[t] = from_float<T>(v0); yrow[t + 1] = from_float<T>(v1); }
+        } else if (t < p.T_out) {
+          yrow[t] = from_float<T>(v0);
+        }
+      }
+    }
+}
+
+// The shared tile kernel (rungs 05-07). Persistent blocks walk tiles (b, TT time steps); per tile:
+//   wait x(tile) -> dw+SiLU into sAct -> issue cp.async of x(next tile) -> for each BM-row chunk of
+//   C_out: warps (kWarpsM x kWarpsN, warp tile kWM x kWN) run the K loop of mma.sync -> bias + store y.
+// The x load of the next tile overlaps this tile's MMAs and stores (sX is free once act is built);
+// every warp does every phase, so the phases of one tile run one after the other.
 template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN>
 __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const TcParams p) {
-  constexpr int NTHREADS = kWarpsM * kWarpsN * 32, BM = kWarpsM * kWM, MT = kWM / 16, NT = kWN / 8;
+  constexpr int NTHREADS = kWarpsM * kWarpsN * 32, BM = kWarpsM * kWM;
   constexpr int AS = tc_act_stride(TT);
   static_assert(kWM % 16 == 0 && kWN % 8 == 0 && TT == kWarpsN * kWN, "bad warp tiling");
   extern __shared__ __align__(16) unsigned char tc_smem[];
@@ -272,7 +365,7 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
   float* sW = reinterpret_cast<float*>(tc_smem + p.off_w);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int wm = warp % kWarpsM, wn = warp / kWarpsM, g = lane >> 2, tq = lane & 3;
+  const int wm = warp % kWarpsM, wn = warp / kWarpsM, g = lane >> 2;
   const int KS = p.C_in_pad / 8;
   const int vec = p.x_vec ? 16 / static_cast<int>(sizeof(T)) : 1;
   const T* x = static_cast<const T*>(p.x);
@@ -292,8 +385,8 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
     const int64_t xs = t0 - p.padding;
     cp_async_wait<0>();
     __syncthreads();  // x(tile) visible to all; every warp is done reading sAct of the previous tile
-    tc_dw_silu_tile<T, !kSplit3, !kSplit3, TT, AS, NTHREADS>(sAct, sX, sWdw, sBdw, p,
-                                                             static_cast<int>(xs - tc_x_start(xs, vec)), t0);
+    tc_dw_silu_tile<T, !kSplit3, !kSplit3, TT, AS>(sAct, sX, sWdw, sBdw, p, static_cast<int>(xs - tc_x_start(xs, vec)),
+                                                   t0, warp, NTHREADS / 32);
     __syncthreads();  // act ready; sX no longer read
     const int64_t next = tile + gridDim.x;
     if (next < p.n_tiles)
@@ -308,87 +401,102 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
       }
       const int row0 = c * BM + wm * kWM, col0 = wn * kWN;  // warp's first oc, first tile column
       if (row0 >= p.C_out || t0 + col0 >= p.T_out) continue;  // nothing of this warp tile is stored
-      const float* sWw = sW + static_cast<size_t>((p.w_resident ? c * BM : 0) + wm * kWM) / 16 * KS * 128;
-      const float* sAw = sAct + col0 + g;
-
-      float acc[MT][NT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int r = 0; r < 4; ++r) acc[mt][nt][r] = 0.0f;
-
-      for (int ks = 0; ks < KS; ++ks) {
-        float af[MT][4], bf[NT][2];
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          const float4 v = *reinterpret_cast<const float4*>(sWw + ((mt * KS + ks) * 32 + lane) * 4);
-          af[mt][0] = v.x; af[mt][1] = v.y; af[mt][2] = v.z; af[mt][3] = v.w;
-        }
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          bf[nt][0] = sAw[(ks * 8 + tq) * AS + nt * 8];
-          bf[nt][1] = sAw[(ks * 8 + tq + 4) * AS + nt * 8];
-        }
-        if constexpr (!kSplit3) {
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt) {
-              const uint32_t a[4] = {__float_as_uint(af[mt][0]), __float_as_uint(af[mt][1]),
-                                     __float_as_uint(af[mt][2]), __float_as_uint(af[mt][3])};
-              const uint32_t bb[2] = {__float_as_uint(bf[nt][0]), __float_as_uint(bf[nt][1])};
-              tc_mma_tf32(acc[mt][nt], a, bb);
-            }
-        } else {
-          uint32_t a_big[MT][4], a_small[MT][4], b_big[NT][2], b_small[NT][2];
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) tc_split_tf32(af[mt][r], a_big[mt][r], a_small[mt][r]);
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-            for (int r = 0; r < 2; ++r) tc_split_tf32(bf[nt][r], b_big[nt][r], b_small[nt][r]);
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt) {
-              float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-              tc_mma_tf32(part, a_small[mt], b_big[nt]);  // small terms first
-              tc_mma_tf32(part, a_big[mt], b_small[nt]);
-              tc_mma_tf32(part, a_big[mt], b_big[nt]);
-#pragma unroll
-              for (int r = 0; r < 4; ++r) acc[mt][nt][r] += part[r];
-            }
-        }
-      }
-
-      // Epilogue: c0,c1 -> (oc = row g, t = 2tq, 2tq+1); c2,c3 -> row g+8. Bias added here.
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int oc = row0 + mt * 16 + g + h * 8;
-          if (oc >= p.C_out) continue;
-          const float bias = p.b_pw ? __ldg(p.b_pw + oc) : 0.0f;
-          T* yrow = y + (b * p.C_out + oc) * p.T_out;
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt) {
-            const int64_t t = t0 + col0 + nt * 8 + 2 * tq;
-            const float v0 = acc[mt][nt][2 * h] + bias, v1 = acc[mt][nt][2 * h + 1] + bias;
-            if (t + 1 < p.T_out) {
-              if (p.y_pair) tc_store2(yrow + t, v0, v1);
-              else { yrow[t] = from_float<T>(v0); yrow[t + 1] = from_float<T>(v1); }
-            } else if (t < p.T_out) {
-              yrow[t] = from_float<T>(v0);
-            }
-          }
-        }
+      float acc[kWM / 16][kWN / 8][4];
+      tc_warp_mma<kSplit3, kWM, kWN, AS>(acc, sW + static_cast<size_t>((p.w_resident ? c * BM : 0) + wm * kWM) / 16 * KS * 128,
+                                         sAct + col0 + g, KS);
+      tc_warp_store<T, kWM, kWN>(acc, y, p, b, row0, t0 + col0);
     }
   }
   cp_async_wait<0>();  // nothing may be in flight when the block exits
+}
+
+// ---- warp specialization (rung 08) ----
+// Named barriers (ids 1..15; 0 is __syncthreads): `bar.arrive` signals without waiting, `bar.sync`
+// waits until `n` threads (a multiple of 32, arrivals + waiters) have reached barrier `id`.
+__device__ __forceinline__ void named_bar_sync(int id, int n) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int n) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+
+// The warp-specialized tile kernel. Two groups of warps run different loops over the block's tiles:
+//   producers (kProdWarps): cp.async x tiles into a 2-deep ring, depthwise + bias + SiLU into a 2-deep
+//     act ring; they run up to two tiles ahead of the consumers.
+//   consumers (kWarpsM x kWarpsN): the pointwise GEMM on the tensor cores from act and the resident W,
+//     then bias + y stores from the accumulators.
+// So the DRAM copies, the depthwise and the MMAs of different tiles run at the same time instead of
+// one phase after another. Handoffs are named barriers: FULL[s] (producers arrive, consumers wait)
+// and EMPTY[s] (consumers arrive once they have read act[s], producers wait before overwriting it).
+// All of W_pw stays in smem (tc_ws_plan refuses shapes where it does not fit).
+template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN, int kProdWarps>
+__global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws_kernel(const TcParams p) {
+  constexpr int NCW = kWarpsM * kWarpsN, NC = NCW * 32, NP = kProdWarps * 32, NALL = NC + NP;
+  constexpr int NX = 2, NA = 2;  // ring depths of the x and act tiles
+  constexpr int BM = kWarpsM * kWM, AS = tc_act_stride(TT);
+  constexpr int kBarProducers = 1, kBarConsumers = 2, kBarFull = 3, kBarEmpty = kBarFull + NA;
+  static_assert(kWM % 16 == 0 && kWN % 8 == 0 && TT == kWarpsN * kWN, "bad warp tiling");
+  extern __shared__ __align__(16) unsigned char tc_smem[];
+  float* sW = reinterpret_cast<float*>(tc_smem + p.off_w);
+  float* sWdw = reinterpret_cast<float*>(tc_smem + p.off_wdw);
+  float* sBdw = sWdw + p.C_in * p.K;
+  const int warp = threadIdx.x >> 5;
+  // This block's tiles: blockIdx.x, blockIdx.x + gridDim.x, ...
+  const int64_t n_mine = blockIdx.x < p.n_tiles ? (p.n_tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+
+  if (warp >= NCW) {  // ---- producers
+    const int ptid = threadIdx.x - NC;
+    const int vec = p.x_vec ? 16 / static_cast<int>(sizeof(T)) : 1;
+    const T* x = static_cast<const T*>(p.x);
+    auto x_slot = [&](int64_t i) { return reinterpret_cast<T*>(tc_smem + p.off_x + (i % NX) * p.x_stage); };
+    auto issue = [&](int64_t i) {  // copies of the block's i-th tile; always one commit group
+      if (i < n_mine) {
+        const int64_t tile = blockIdx.x + i * gridDim.x;
+        tc_issue_x_tile(x_slot(i), x, tile / p.n_tt, p, tc_x_start((tile % p.n_tt) * TT - p.padding, vec), ptid, NP);
+      }
+      cp_async_commit();
+    };
+    issue(0);
+    issue(1);
+    for (int i = ptid; i < p.C_in * p.K; i += NP) sWdw[i] = p.w_dw[i];
+    for (int i = ptid; i < p.C_in; i += NP) sBdw[i] = p.b_dw ? p.b_dw[i] : 0.0f;
+    for (int64_t i = 0; i < n_mine; ++i) {
+      const int64_t t0 = ((blockIdx.x + i * gridDim.x) % p.n_tt) * TT, xs = t0 - p.padding;
+      cp_async_wait<NX - 1>();               // my copies of tile i have landed
+      named_bar_sync(kBarProducers, NP);     // everyone's have (and w_dw is staged)
+      if (i >= NA) named_bar_sync(kBarEmpty + i % NA, NALL);  // consumers are done with act[i % NA]
+      float* act = reinterpret_cast<float*>(tc_smem + p.off_act + (i % NA) * p.act_stage);
+      tc_dw_silu_tile<T, !kSplit3, !kSplit3, TT, AS>(act, x_slot(i), sWdw, sBdw, p,
+                                                     static_cast<int>(xs - tc_x_start(xs, vec)), t0, warp - NCW,
+                                                     kProdWarps);
+      named_bar_arrive(kBarFull + i % NA, NALL);  // act[i % NA] is ready
+      named_bar_sync(kBarProducers, NP);          // every producer is done reading x slot i % NX
+      issue(i + NX);
+    }
+    cp_async_wait<0>();  // nothing may be in flight when the block exits
+  } else {  // ---- consumers
+    tc_fill_w<!kSplit3>(sW, p.w_pw, 0, p.w_rows, p.C_in, p.C_in_pad, p.C_out, threadIdx.x, NC);
+    named_bar_sync(kBarConsumers, NC);
+    const int lane = threadIdx.x & 31, wm = warp % kWarpsM, wn = warp / kWarpsM, g = lane >> 2;
+    const int KS = p.C_in_pad / 8;
+    T* y = static_cast<T*>(p.y);
+    for (int64_t i = 0; i < n_mine; ++i) {
+      const int64_t tile = blockIdx.x + i * gridDim.x, b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
+      named_bar_sync(kBarFull + i % NA, NALL);
+      const float* act = reinterpret_cast<const float*>(tc_smem + p.off_act + (i % NA) * p.act_stage);
+      for (int c = 0; c < p.n_chunks; ++c) {
+        const int row0 = c * BM + wm * kWM, col0 = wn * kWN;
+        const bool active = row0 < p.C_out && t0 + col0 < p.T_out;  // warp-uniform
+        float acc[kWM / 16][kWN / 8][4];
+        if (active)
+          tc_warp_mma<kSplit3, kWM, kWN, AS>(acc, sW + static_cast<size_t>(c * BM + wm * kWM) / 16 * KS * 128,
+                                             act + col0 + g, KS);
+        // act[i % NA] has been read: hand it back before the stores (the last NA tiles have no taker)
+        if (c == p.n_chunks - 1 && i + NA < n_mine) named_bar_arrive(kBarEmpty + i % NA, NALL);
+        if (active) tc_warp_store<T, kWM, kWN>(acc, y, p, b, row0, t0 + col0);
+      }
+    }
+  }
 }
 
 // Host: smem layout and launch parameters for tc_fused_kernel; returns false when even one BM-row
@@ -439,6 +547,48 @@ void tc_launch(const FusedArgs& a, void* stream) {
   if (!tc_plan(a, static_cast<int>(sizeof(T)), TT, BM, p, smem))
     throw std::runtime_error("tensor-core variant: shape does not fit in shared memory (see fused_unsupported)");
   auto kernel = tc_fused_kernel<T, kSplit3, TT, kWarpsM, kWarpsN, kWM, kWN>;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  const int64_t slots = static_cast<int64_t>(a.num_sms > 0 ? a.num_sms : 1) * (per_sm > 0 ? per_sm : 1);
+  const int64_t grid = p.n_tiles < slots ? p.n_tiles : slots;
+  if (grid < 1) return;
+  kernel<<<static_cast<unsigned>(grid), threads, smem, static_cast<cudaStream_t>(stream)>>>(p);
+}
+
+// Host: the warp-specialized kernel's smem plan: [W_pw resident | w_dw, b_dw | x ring (2) | act ring (2)].
+// Returns false when that does not fit in the opt-in smem (C_in, C_out or the span too large).
+inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, TcParams& p, size_t& smem) {
+  if (!tc_plan(a, elem_bytes, TT, BM, p, smem)) return false;  // fills the shape fields of p
+  const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
+  auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
+  const int64_t w_bytes = static_cast<int64_t>(p.n_chunks) * BM * p.C_in_pad * 4;
+  const int64_t off_x = align16(w_bytes + (a.C_in * a.K + a.C_in) * 4);
+  const int64_t x_stage = align16(a.C_in * p.XW * elem_bytes);
+  const int64_t act_stage = static_cast<int64_t>(p.C_in_pad) * tc_act_stride(TT) * 4;
+  const int64_t total = off_x + 2 * x_stage + 2 * act_stage;
+  if (total > limit) return false;
+  p.w_resident = 1;
+  p.w_rows = p.n_chunks * BM;
+  p.off_w = 0;
+  p.off_wdw = static_cast<uint32_t>(w_bytes);
+  p.off_x = static_cast<uint32_t>(off_x);
+  p.x_stage = static_cast<uint32_t>(x_stage);
+  p.off_act = static_cast<uint32_t>(off_x + 2 * x_stage);
+  p.act_stage = static_cast<uint32_t>(act_stage);
+  smem = static_cast<size_t>(total);
+  return true;
+}
+
+// Host: plan, opt in to the smem, one persistent block per SM (or fewer when there are fewer tiles), launch.
+template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN, int kProdWarps>
+void tc_ws_launch(const FusedArgs& a, void* stream) {
+  constexpr int threads = (kWarpsM * kWarpsN + kProdWarps) * 32, BM = kWarpsM * kWM;
+  TcParams p{};
+  size_t smem = 0;
+  if (!tc_ws_plan(a, static_cast<int>(sizeof(T)), TT, BM, p, smem))
+    throw std::runtime_error("warp-specialized variant: shape does not fit in shared memory (see fused_unsupported)");
+  auto kernel = tc_ws_kernel<T, kSplit3, TT, kWarpsM, kWarpsN, kWM, kWN, kProdWarps>;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));

@@ -10,7 +10,9 @@ mkdir -p /tmp/fused_results
 export PYTHONUNBUFFERED=1 FUSED_RESULTS=/tmp/fused_results/timings_new.csv TORCH_EXTENSIONS_DIR=/tmp/fused_ext
 stages=${*:-build check sanitize bench test}
 log() { echo "=== $(date -u +%H:%M:%S) $*"; }
-VARIANTS=$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')
+# VARIANTS (env) restricts build/check/sanitize/bench to some variants; default: every CUDA variant.
+VARIANTS=${VARIANTS:-$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')}
+VARIANT_ARGS=$(for v in $VARIANTS; do printf -- '--variant %s ' "$v"; done)
 {
 log "info"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
 python3 -c "import torch, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, torch.cuda.get_device_name())"
@@ -20,14 +22,14 @@ for stage in $stages; do
     log "build (parallel)"
     for v in $VARIANTS; do python3 -c "import fused_jit, time; t = time.time(); fused_jit.load('$v'); print('built $v', round(time.time() - t, 1), 's')" & done; wait ;;
   check)
-    log "check"; timeout 400 python3 fused_jit.py check || echo "CHECK FAILED" ;;
+    log "check"; timeout 400 python3 fused_jit.py check $VARIANT_ARGS || echo "CHECK FAILED" ;;
   sanitize)
     log "compute-sanitizer"
     for v in $VARIANTS; do for tool in memcheck racecheck; do echo "$tool $v"; done; done |
       xargs -P 7 -L 1 sh -c 'timeout 400 compute-sanitizer --tool $0 --print-limit 5 python3 scripts/sanitize_case.py $1 > /tmp/san_$0_$1.log 2>&1; echo "$0 $1 exit=$? :: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_case" /tmp/san_$0_$1.log | tr "\n" " ")"'
     grep -l -E "[1-9][0-9]* (errors|hazards)" /tmp/san_*.log | xargs -r -n1 sh -c 'echo "--- $0"; head -60 $0' ;;
   bench)
-    log "bench fp32"; timeout 400 python3 fused_jit.py bench
+    log "bench fp32"; timeout 400 python3 fused_jit.py bench $VARIANT_ARGS
     log "bench bf16"; python3 fused_jit.py bench --variant bf16_io --dtype bfloat16 --no-baselines
     python3 fused_jit.py bench --variant bf16_io --dtype float16 --no-baselines ;;
   test)
@@ -36,6 +38,10 @@ for stage in $stages; do
     log "sweep"
     timeout 500 python3 fused_jit.py sweep tf32_mma WARPS_M=4,8 WARPS_N=1,2,4 WARP_M=16,32 WARP_N=16,32 --reps 50
     timeout 400 python3 fused_jit.py sweep vectorized_pipelined TILE_T=32,64,128 BLOCKS_PER_SM=1,2 IC_CHUNK=16,32 --reps 50
+    cp results/tuned.json "$OUT/" ;;
+  sweep_ws)
+    log "sweep warp_specialized"
+    timeout 400 python3 fused_jit.py sweep warp_specialized WARPS_M=4,8 WARPS_N=1,2 WARP_M=16,32 WARP_N=32,64 PRODUCER_WARPS=4,8 --reps 50 | grep -v "^$"
     cp results/tuned.json "$OUT/" ;;
   sweep2)
     log "sweep 3xtf32 + bf16"
