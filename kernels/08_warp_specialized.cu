@@ -16,7 +16,8 @@
 #include "common.cuh"
 
 // Tile parameters (sweepable with -D): TILE_T = WARPS_N * WARP_N time steps per tile, WARPS_M * WARP_M
-// output channels per chunk (all chunks of W_pw stay resident), PRODUCER_WARPS depthwise/copy warps.
+// output channels per chunk (all chunks of W_pw stay resident), PRODUCER_WARPS depthwise/copy warps,
+// X_STAGES x tiles in the copy ring.
 #ifndef WARPS_M
 #define WARPS_M 4
 #endif
@@ -32,6 +33,9 @@
 #ifndef PRODUCER_WARPS
 #define PRODUCER_WARPS 8
 #endif
+#ifndef X_STAGES
+#define X_STAGES 2
+#endif
 #define TILE_T (WARPS_N * WARP_N)
 static_assert(WARP_M % 16 == 0 && WARP_N % 8 == 0, "warp tile must be a multiple of the 16x8 mma tile");
 static_assert((WARPS_M * WARPS_N + PRODUCER_WARPS) * 32 <= 1024, "too many threads per block");
@@ -44,12 +48,12 @@ const char* fused_unsupported(const FusedArgs& a) {
   if (const char* why = require_float32(a)) return why;
   TcParams p;
   size_t smem;
-  if (!tc_ws_plan(a, 4, TILE_T, kBM, p, smem))
+  if (!tc_ws_plan(a, 4, TILE_T, kBM, X_STAGES, p, smem))
     return "C_in, C_out or the kernel span (K-1)*dilation too large for this variant's shared memory (all of "
            "W_pw plus two x tiles and two activation tiles must fit; C_in = C_out <= ~150 at K=5, d=2)";
   return nullptr;
 }
 
 void fused_forward(const FusedArgs& a, void* stream) {
-  tc_ws_launch<float, false, TILE_T, WARPS_M, WARPS_N, WARP_M, WARP_N, PRODUCER_WARPS>(a, stream);
+  tc_ws_launch<float, false, TILE_T, WARPS_M, WARPS_N, WARP_M, WARP_N, PRODUCER_WARPS, X_STAGES>(a, stream);
 }

@@ -421,18 +421,24 @@ __device__ __forceinline__ void named_bar_arrive(int id, int n) {
 }
 
 // The warp-specialized tile kernel. Two groups of warps run different loops over the block's tiles:
-//   producers (kProdWarps): cp.async x tiles into a 2-deep ring, depthwise + bias + SiLU into a 2-deep
-//     act ring; they run up to two tiles ahead of the consumers.
+//   producers (kProdWarps): cp.async x tiles into a kXStages-deep ring, depthwise + bias + SiLU into a
+//     2-deep act ring; they run up to two tiles ahead of the consumers.
 //   consumers (kWarpsM x kWarpsN): the pointwise GEMM on the tensor cores from act and the resident W,
 //     then bias + y stores from the accumulators.
 // So the DRAM copies, the depthwise and the MMAs of different tiles run at the same time instead of
 // one phase after another. Handoffs are named barriers: FULL[s] (producers arrive, consumers wait)
 // and EMPTY[s] (consumers arrive once they have read act[s], producers wait before overwriting it).
 // All of W_pw stays in smem (tc_ws_plan refuses shapes where it does not fit).
-template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN, int kProdWarps>
+// FUSED_ABLATE (a bit mask, timing experiments only: the output is then wrong) leaves a stage out, so
+// that time differences place the time inside the kernel (scripts/ablate.py): 1 = depthwise, 2 = MMAs,
+// 4 = y stores, 8 = x copies.
+#ifndef FUSED_ABLATE
+#define FUSED_ABLATE 0
+#endif
+template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN, int kProdWarps, int kXStages>
 __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws_kernel(const TcParams p) {
   constexpr int NCW = kWarpsM * kWarpsN, NC = NCW * 32, NP = kProdWarps * 32, NALL = NC + NP;
-  constexpr int NX = 2, NA = 2;  // ring depths of the x and act tiles
+  constexpr int NX = kXStages, NA = 2;  // ring depths of the x and act tiles
   constexpr int BM = kWarpsM * kWM, AS = tc_act_stride(TT);
   constexpr int kBarProducers = 1, kBarConsumers = 2, kBarFull = 3, kBarEmpty = kBarFull + NA;
   static_assert(kWM % 16 == 0 && kWN % 8 == 0 && TT == kWarpsN * kWN, "bad warp tiling");
@@ -450,14 +456,14 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
     const T* x = static_cast<const T*>(p.x);
     auto x_slot = [&](int64_t i) { return reinterpret_cast<T*>(tc_smem + p.off_x + (i % NX) * p.x_stage); };
     auto issue = [&](int64_t i) {  // copies of the block's i-th tile; always one commit group
-      if (i < n_mine) {
+      if (i < n_mine && !(FUSED_ABLATE & 8)) {
         const int64_t tile = blockIdx.x + i * gridDim.x;
         tc_issue_x_tile(x_slot(i), x, tile / p.n_tt, p, tc_x_start((tile % p.n_tt) * TT - p.padding, vec), ptid, NP);
       }
       cp_async_commit();
     };
-    issue(0);
-    issue(1);
+#pragma unroll
+    for (int i = 0; i < NX; ++i) issue(i);
     for (int i = ptid; i < p.C_in * p.K; i += NP) sWdw[i] = p.w_dw[i];
     for (int i = ptid; i < p.C_in; i += NP) sBdw[i] = p.b_dw ? p.b_dw[i] : 0.0f;
     for (int64_t i = 0; i < n_mine; ++i) {
@@ -466,9 +472,10 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
       named_bar_sync(kBarProducers, NP);     // everyone's have (and w_dw is staged)
       if (i >= NA) named_bar_sync(kBarEmpty + i % NA, NALL);  // consumers are done with act[i % NA]
       float* act = reinterpret_cast<float*>(tc_smem + p.off_act + (i % NA) * p.act_stage);
-      tc_dw_silu_tile<T, !kSplit3, !kSplit3, TT, AS>(act, x_slot(i), sWdw, sBdw, p,
-                                                     static_cast<int>(xs - tc_x_start(xs, vec)), t0, warp - NCW,
-                                                     kProdWarps);
+      if (!(FUSED_ABLATE & 1))
+        tc_dw_silu_tile<T, !kSplit3, !kSplit3, TT, AS>(act, x_slot(i), sWdw, sBdw, p,
+                                                       static_cast<int>(xs - tc_x_start(xs, vec)), t0, warp - NCW,
+                                                       kProdWarps);
       named_bar_arrive(kBarFull + i % NA, NALL);  // act[i % NA] is ready
       named_bar_sync(kBarProducers, NP);          // every producer is done reading x slot i % NX
       issue(i + NX);
@@ -487,13 +494,13 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
       for (int c = 0; c < p.n_chunks; ++c) {
         const int row0 = c * BM + wm * kWM, col0 = wn * kWN;
         const bool active = row0 < p.C_out && t0 + col0 < p.T_out;  // warp-uniform
-        float acc[kWM / 16][kWN / 8][4];
-        if (active)
+        float acc[kWM / 16][kWN / 8][4] = {};
+        if (active && !(FUSED_ABLATE & 2))
           tc_warp_mma<kSplit3, kWM, kWN, AS>(acc, sW + static_cast<size_t>(c * BM + wm * kWM) / 16 * KS * 128,
                                              act + col0 + g, KS);
         // act[i % NA] has been read: hand it back before the stores (the last NA tiles have no taker)
         if (c == p.n_chunks - 1 && i + NA < n_mine) named_bar_arrive(kBarEmpty + i % NA, NALL);
-        if (active) tc_warp_store<T, kWM, kWN>(acc, y, p, b, row0, t0 + col0);
+        if (active && !(FUSED_ABLATE & 4)) tc_warp_store<T, kWM, kWN>(acc, y, p, b, row0, t0 + col0);
       }
     }
   }
@@ -556,9 +563,9 @@ void tc_launch(const FusedArgs& a, void* stream) {
   kernel<<<static_cast<unsigned>(grid), threads, smem, static_cast<cudaStream_t>(stream)>>>(p);
 }
 
-// Host: the warp-specialized kernel's smem plan: [W_pw resident | w_dw, b_dw | x ring (2) | act ring (2)].
+// Host: the warp-specialized kernel's smem plan: [W_pw resident | w_dw, b_dw | x ring (nx) | act ring (2)].
 // Returns false when that does not fit in the opt-in smem (C_in, C_out or the span too large).
-inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, TcParams& p, size_t& smem) {
+inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, int nx, TcParams& p, size_t& smem) {
   if (!tc_plan(a, elem_bytes, TT, BM, p, smem)) return false;  // fills the shape fields of p
   const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
   auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
@@ -566,7 +573,7 @@ inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, TcPar
   const int64_t off_x = align16(w_bytes + (a.C_in * a.K + a.C_in) * 4);
   const int64_t x_stage = align16(a.C_in * p.XW * elem_bytes);
   const int64_t act_stage = static_cast<int64_t>(p.C_in_pad) * tc_act_stride(TT) * 4;
-  const int64_t total = off_x + 2 * x_stage + 2 * act_stage;
+  const int64_t total = off_x + nx * x_stage + 2 * act_stage;
   if (total > limit) return false;
   p.w_resident = 1;
   p.w_rows = p.n_chunks * BM;
@@ -574,21 +581,21 @@ inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, TcPar
   p.off_wdw = static_cast<uint32_t>(w_bytes);
   p.off_x = static_cast<uint32_t>(off_x);
   p.x_stage = static_cast<uint32_t>(x_stage);
-  p.off_act = static_cast<uint32_t>(off_x + 2 * x_stage);
+  p.off_act = static_cast<uint32_t>(off_x + nx * x_stage);
   p.act_stage = static_cast<uint32_t>(act_stage);
   smem = static_cast<size_t>(total);
   return true;
 }
 
 // Host: plan, opt in to the smem, one persistent block per SM (or fewer when there are fewer tiles), launch.
-template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN, int kProdWarps>
+template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN, int kProdWarps, int kXStages>
 void tc_ws_launch(const FusedArgs& a, void* stream) {
   constexpr int threads = (kWarpsM * kWarpsN + kProdWarps) * 32, BM = kWarpsM * kWM;
   TcParams p{};
   size_t smem = 0;
-  if (!tc_ws_plan(a, static_cast<int>(sizeof(T)), TT, BM, p, smem))
+  if (!tc_ws_plan(a, static_cast<int>(sizeof(T)), TT, BM, kXStages, p, smem))
     throw std::runtime_error("warp-specialized variant: shape does not fit in shared memory (see fused_unsupported)");
-  auto kernel = tc_ws_kernel<T, kSplit3, TT, kWarpsM, kWarpsN, kWM, kWN, kProdWarps>;
+  auto kernel = tc_ws_kernel<T, kSplit3, TT, kWarpsM, kWarpsN, kWM, kWN, kProdWarps, kXStages>;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));

@@ -35,7 +35,9 @@ for stage in $stages; do
       python3 fused_jit.py bench --variant bf16_io --dtype float16 --no-baselines
     fi ;;
   test)
-    log "pytest -m gpu"; timeout 500 python3 -m pytest -m gpu -q -x -p no:cacheprovider 2>&1 | tail -30 ;;
+    log "pytest -m gpu"; timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -q -p no:cacheprovider 2>&1 | tail -30 ;;
+  ablate)
+    log "ablate warp_specialized"; timeout 300 python3 scripts/ablate.py warp_specialized 2>&1 | grep -v -i warn ;;
   sweep)
     log "sweep"
     timeout 500 python3 fused_jit.py sweep tf32_mma WARPS_M=4,8 WARPS_N=1,2,4 WARP_M=16,32 WARP_N=16,32 --reps 50
@@ -43,7 +45,7 @@ for stage in $stages; do
     cp results/tuned.json "$OUT/" ;;
   sweep_ws)
     log "sweep warp_specialized"
-    timeout 400 python3 fused_jit.py sweep warp_specialized WARPS_M=4,8 WARPS_N=1,2 WARP_M=16,32 WARP_N=32,64 PRODUCER_WARPS=4,8 --reps 50 | grep -v "^$"
+    timeout 400 python3 fused_jit.py sweep warp_specialized ${WS_GRID:-WARPS_M=4,8 WARPS_N=1,2 WARP_M=16,32 WARP_N=32,64 PRODUCER_WARPS=4,8} --reps 50 | grep -v "^$"
     cp results/tuned.json "$OUT/" ;;
   sweep2)
     log "sweep 3xtf32 + bf16"
