@@ -138,27 +138,61 @@ __host__ __device__ constexpr int tc_act_stride(int TT) { return TT + ((8 - TT %
 // Copy W_pw rows [row0, row0 + rows) into smem in mma A-fragment order: fragment f = mt * KS + ks
 // (16 rows x 8 columns) holds 32 lanes x float4 {a0, a1, a2, a3}, so one LDS.128 per lane loads a
 // whole A fragment without bank conflicts. Out-of-range rows/columns are zero. kRound: store tf32.
+// Every thread of the block calls it (it may __syncthreads once, to zero the padding first). W_pw is
+// read as 16-byte vectors (C_in % 4 == 0) with kBatch loads in flight per thread before the first
+// store, so the fill costs about one memory latency per kBatch * nthreads vectors.
 template <bool kRound>
 __device__ __forceinline__ void tc_fill_w(float* sW, const float* __restrict__ w_pw, int row0, int rows, int C_in,
                                           int C_in_pad, int C_out, int tid, int nthreads) {
   const int KS = C_in_pad / 8;
-  const int n = rows * C_in_pad;
-  constexpr int kBatch = 8;  // 8 independent loads in flight per thread before the first store
-  for (int base = tid; base < n; base += kBatch * nthreads) {
-    float v[kBatch];
+  const int real_rows = max(0, min(rows, C_out - row0));
+  if (C_in != C_in_pad || real_rows != rows) {  // block-uniform
+    for (int i = tid; i < rows * C_in_pad; i += nthreads) sW[i] = 0.0f;
+    __syncthreads();
+  }
+  // (m, k) -> fragment (m/16)*KS + k/8, lane (m%8)*4 + k%4, register (m/8)%2 + 2*((k/4)%2)
+  auto slot = [KS](int m, int k) {
+    return ((((m >> 4) * KS + (k >> 3)) * 32 + (m & 7) * 4 + (k & 3)) << 2) + ((m >> 3) & 1) + (((k >> 2) & 1) << 1);
+  };
+  auto rnd = [](float v) { return kRound ? __uint_as_float(tc_tf32(v)) : v; };
+  const float* src = w_pw + static_cast<int64_t>(row0) * C_in;
+  constexpr int kBatch = 8;
+  if (C_in % 4 == 0 && (reinterpret_cast<uintptr_t>(w_pw) & 15) == 0) {
+    const int c4 = C_in / 4, n4 = real_rows * c4;
+    for (int base = tid; base < n4; base += kBatch * nthreads) {
+      float4 v[kBatch];
 #pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      const int i = base + j * nthreads;
-      const int r = i & 3, lane = (i >> 2) & 31, f = i >> 7;
-      const int m = (f / KS) * 16 + (lane >> 2) + (r & 1) * 8;
-      const int k = (f % KS) * 8 + (lane & 3) + (r >> 1) * 4;
-      const int oc = row0 + m;
-      v[j] = (i < n && oc < C_out && k < C_in) ? __ldg(w_pw + static_cast<int64_t>(oc) * C_in + k) : 0.0f;
+      for (int j = 0; j < kBatch; ++j) {
+        const int i = base + j * nthreads;
+        if (i < n4) v[j] = __ldg(reinterpret_cast<const float4*>(src) + i);
+      }
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int i = base + j * nthreads;
+        if (i < n4) {
+          const int m = i / c4, k = (i - m * c4) * 4;
+          float* d = sW + slot(m, k);  // k..k+3 are lanes +0..+3 of the same register: 4 floats apart
+          d[0] = rnd(v[j].x); d[4] = rnd(v[j].y); d[8] = rnd(v[j].z); d[12] = rnd(v[j].w);
+        }
+      }
     }
+  } else {
+    const int n = real_rows * C_in;
+    for (int base = tid; base < n; base += kBatch * nthreads) {
+      float v[kBatch];
 #pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      const int i = base + j * nthreads;
-      if (i < n) sW[i] = kRound ? __uint_as_float(tc_tf32(v[j])) : v[j];
+      for (int j = 0; j < kBatch; ++j) {
+        const int i = base + j * nthreads;
+        if (i < n) v[j] = __ldg(src + i);
+      }
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int i = base + j * nthreads;
+        if (i < n) {
+          const int m = i / C_in;
+          sW[slot(m, i - m * C_in)] = rnd(v[j]);
+        }
+      }
     }
   }
 }
@@ -410,6 +444,77 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
   cp_async_wait<0>();  // nothing may be in flight when the block exits
 }
 
+// Depthwise + bias + SiLU for one tile, fp32 x, dilation D known at compile time: each thread takes
+// four consecutive outputs of one channel row, loads the x window they share with 16-byte LDS (once,
+// instead of once per tap) and keeps four independent FMA chains. Output group j covers tile columns
+// 4j - shift .. 4j - shift + 3, so its window starts at the 16-byte aligned x-tile column 4j whatever
+// the padding. Same result as tc_dw_silu_tile, for spans (K-1)*D <= 16; the x tile must have
+// XW >= TT + span + 8 columns.
+template <bool kRound, bool kFastSilu, int TT, int AS, int D>
+__device__ __forceinline__ void tc_dw_silu_x4(float* sAct, const float* sX, const float* sWdw, const float* sBdw,
+                                              const TcParams& p, int shift, int64_t t0, int warp, int nwarps) {
+  // groups per row; the widest window this path takes (span <= 16: 20 floats in registers) and its taps
+  constexpr int G = TT / 4 + 1, NQ = 5, kKmax = 16 / D + 1;
+  static_assert(TT % 4 == 0, "TT must be a multiple of 4");
+  const int span = (p.K - 1) * D, nq = (span + 4 + 3) / 4;
+  const int n_items = p.C_in_pad * G;
+#pragma unroll 1
+  for (int item = warp * 32 + (threadIdx.x & 31); item < n_items; item += nwarps * 32) {
+    const int ic = item / G, j = item - ic * G;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (ic < p.C_in) {
+      const float* xr = sX + ic * p.XW + 4 * j;
+      float win[4 * NQ];
+#pragma unroll
+      for (int q = 0; q < NQ; ++q)
+        if (q < nq) {
+          const float4 v = *reinterpret_cast<const float4*>(xr + 4 * q);
+          win[4 * q] = v.x; win[4 * q + 1] = v.y; win[4 * q + 2] = v.z; win[4 * q + 3] = v.w;
+        }
+      const float* wr = sWdw + ic * p.K;
+      const float bias = sBdw[ic];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[i] = bias;
+#pragma unroll
+      for (int k = 0; k < kKmax; ++k)
+        if (k < p.K) {
+          const float w = wr[k];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) acc[i] = fmaf(w, win[k * D + i], acc[i]);
+        }
+    }
+    float* arow = sAct + ic * AS;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int tt = 4 * j - shift + i;
+      if (tt < 0 || tt >= TT) continue;
+      const bool ok = ic < p.C_in && t0 + tt < p.T_out;
+      const float v = ok ? (kFastSilu ? silu_fast(acc[i]) : silu(acc[i])) : 0.0f;
+      arow[tt] = kRound ? __uint_as_float(tc_tf32(v)) : v;
+    }
+  }
+}
+
+// The depthwise tile: tc_dw_silu_x4 where it applies (fp32 x on the 16-byte path, dilation 1..4,
+// span <= 16), tc_dw_silu_tile otherwise. The branch is uniform over the launch.
+template <typename T, bool kRound, bool kFastSilu, int TT, int AS>
+__device__ __forceinline__ void tc_dw_silu_any(float* sAct, const T* sX, const float* sWdw, const float* sBdw,
+                                               const TcParams& p, int shift, int64_t t0, int warp, int nwarps) {
+  if constexpr (sizeof(T) == 4) {
+    const int span = (p.K - 1) * p.dilation;
+    if (p.x_vec && span <= 16 && p.XW >= TT + span + 8) {
+      switch (p.dilation) {
+        case 1: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 1>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
+        case 2: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 2>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
+        case 3: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 3>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
+        case 4: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 4>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
+        default: break;
+      }
+    }
+  }
+  tc_dw_silu_tile<T, kRound, kFastSilu, TT, AS>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
+}
+
 // ---- warp specialization (rung 08) ----
 // Named barriers (ids 1..15; 0 is __syncthreads): `bar.arrive` signals without waiting, `bar.sync`
 // waits until `n` threads (a multiple of 32, arrivals + waiters) have reached barrier `id`.
@@ -440,7 +545,7 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
   constexpr int NCW = kWarpsM * kWarpsN, NC = NCW * 32, NP = kProdWarps * 32, NALL = NC + NP;
   constexpr int NX = kXStages, NA = 2;  // ring depths of the x and act tiles
   constexpr int BM = kWarpsM * kWM, AS = tc_act_stride(TT);
-  constexpr int kBarProducers = 1, kBarConsumers = 2, kBarFull = 3, kBarEmpty = kBarFull + NA;
+  constexpr int kBarProducers = 1, kBarFull = 2, kBarEmpty = kBarFull + NA;
   static_assert(kWM % 16 == 0 && kWN % 8 == 0 && TT == kWarpsN * kWN, "bad warp tiling");
   extern __shared__ __align__(16) unsigned char tc_smem[];
   float* sW = reinterpret_cast<float*>(tc_smem + p.off_w);
@@ -450,40 +555,45 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
   // This block's tiles: blockIdx.x, blockIdx.x + gridDim.x, ...
   const int64_t n_mine = blockIdx.x < p.n_tiles ? (p.n_tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
 
-  if (warp >= NCW) {  // ---- producers
-    const int ptid = threadIdx.x - NC;
-    const int vec = p.x_vec ? 16 / static_cast<int>(sizeof(T)) : 1;
-    const T* x = static_cast<const T*>(p.x);
-    auto x_slot = [&](int64_t i) { return reinterpret_cast<T*>(tc_smem + p.off_x + (i % NX) * p.x_stage); };
-    auto issue = [&](int64_t i) {  // copies of the block's i-th tile; always one commit group
-      if (i < n_mine && !(FUSED_ABLATE & 8)) {
-        const int64_t tile = blockIdx.x + i * gridDim.x;
-        tc_issue_x_tile(x_slot(i), x, tile / p.n_tt, p, tc_x_start((tile % p.n_tt) * TT - p.padding, vec), ptid, NP);
-      }
-      cp_async_commit();
-    };
+  // Every thread: the first x tiles' copies go out (producers), then the whole block stages the weights,
+  // so the fill costs one memory latency for all of W_pw while those copies are in flight.
+  const int ptid = threadIdx.x - NC;  // producer thread index (negative for consumers)
+  const int vec = p.x_vec ? 16 / static_cast<int>(sizeof(T)) : 1;
+  const T* x = static_cast<const T*>(p.x);
+  auto x_slot = [&](int64_t i) { return reinterpret_cast<T*>(tc_smem + p.off_x + (i % NX) * p.x_stage); };
+  auto issue = [&](int64_t i) {  // producers: copies of the block's i-th tile; always one commit group
+    if (i < n_mine && !(FUSED_ABLATE & 8)) {
+      const int64_t tile = blockIdx.x + i * gridDim.x;
+      tc_issue_x_tile(x_slot(i), x, tile / p.n_tt, p, tc_x_start((tile % p.n_tt) * TT - p.padding, vec), ptid, NP);
+    }
+    cp_async_commit();
+  };
+  if (warp >= NCW) {
 #pragma unroll
     for (int i = 0; i < NX; ++i) issue(i);
-    for (int i = ptid; i < p.C_in * p.K; i += NP) sWdw[i] = p.w_dw[i];
-    for (int i = ptid; i < p.C_in; i += NP) sBdw[i] = p.b_dw ? p.b_dw[i] : 0.0f;
+  }
+  tc_fill_w<!kSplit3>(sW, p.w_pw, 0, p.w_rows, p.C_in, p.C_in_pad, p.C_out, threadIdx.x, NALL);
+  for (int i = threadIdx.x; i < p.C_in * p.K; i += NALL) sWdw[i] = p.w_dw[i];
+  for (int i = threadIdx.x; i < p.C_in; i += NALL) sBdw[i] = p.b_dw ? p.b_dw[i] : 0.0f;
+  __syncthreads();
+
+  if (warp >= NCW) {  // ---- producers
     for (int64_t i = 0; i < n_mine; ++i) {
       const int64_t t0 = ((blockIdx.x + i * gridDim.x) % p.n_tt) * TT, xs = t0 - p.padding;
       cp_async_wait<NX - 1>();               // my copies of tile i have landed
-      named_bar_sync(kBarProducers, NP);     // everyone's have (and w_dw is staged)
+      named_bar_sync(kBarProducers, NP);     // everyone's have
       if (i >= NA) named_bar_sync(kBarEmpty + i % NA, NALL);  // consumers are done with act[i % NA]
       float* act = reinterpret_cast<float*>(tc_smem + p.off_act + (i % NA) * p.act_stage);
       if (!(FUSED_ABLATE & 1))
-        tc_dw_silu_tile<T, !kSplit3, !kSplit3, TT, AS>(act, x_slot(i), sWdw, sBdw, p,
-                                                       static_cast<int>(xs - tc_x_start(xs, vec)), t0, warp - NCW,
-                                                       kProdWarps);
+        tc_dw_silu_any<T, !kSplit3, !kSplit3, TT, AS>(act, x_slot(i), sWdw, sBdw, p,
+                                                      static_cast<int>(xs - tc_x_start(xs, vec)), t0, warp - NCW,
+                                                      kProdWarps);
       named_bar_arrive(kBarFull + i % NA, NALL);  // act[i % NA] is ready
       named_bar_sync(kBarProducers, NP);          // every producer is done reading x slot i % NX
       issue(i + NX);
     }
     cp_async_wait<0>();  // nothing may be in flight when the block exits
   } else {  // ---- consumers
-    tc_fill_w<!kSplit3>(sW, p.w_pw, 0, p.w_rows, p.C_in, p.C_in_pad, p.C_out, threadIdx.x, NC);
-    named_bar_sync(kBarConsumers, NC);
     const int lane = threadIdx.x & 31, wm = warp % kWarpsM, wn = warp / kWarpsM, g = lane >> 2;
     const int KS = p.C_in_pad / 8;
     T* y = static_cast<T*>(p.y);
@@ -570,6 +680,9 @@ inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, int n
   const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
   auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
   const int64_t w_bytes = static_cast<int64_t>(p.n_chunks) * BM * p.C_in_pad * 4;
+  // room for tc_dw_silu_x4's 16-byte windows (fp32, 16-byte copies): XW >= TT + span + 8
+  const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
+  if (elem_bytes == 4 && p.x_vec && span <= 16 && p.XW < TT + span + 8) p.XW = static_cast<int>((TT + span + 8 + 3) / 4 * 4);
   const int64_t off_x = align16(w_bytes + (a.C_in * a.K + a.C_in) * 4);
   const int64_t x_stage = align16(a.C_in * p.XW * elem_bytes);
   const int64_t act_stage = static_cast<int64_t>(p.C_in_pad) * tc_act_stride(TT) * 4;
