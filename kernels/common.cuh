@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -100,7 +101,19 @@ __device__ __forceinline__ void tc_mma_tf32(float (&d)[4], const uint32_t (&a)[4
 }
 
 // SiLU with the fast exp and division (rel. error ~1e-6: fine under TF32 or bf16 rounding).
-__device__ __forceinline__ float silu_fast(float v) { return __fdividef(v, 1.0f + __expf(-v)); }
+// Five instructions: FMUL, MUFU.EX2, FADD, MUFU.RCP, FMUL (the .ftz forms skip the denormal range
+// fix-ups __expf carries). Limits: v -> -inf gives v * rcp(inf) = -0, v -> +inf gives v.
+__device__ __forceinline__ float silu_fast(float v) {
+  float e, r;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(e) : "f"(v * -1.4426950408889634f));
+  asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(1.0f + e));
+  return v * r;
+}
+// fp32 -> tf32, round to nearest with ties away (as cvt.rna.tf32.f32) in two integer instructions,
+// for finite values (the activations); sm_90 emulates cvt.rna with an extra inf/NaN test.
+__device__ __forceinline__ float tc_round_tf32(float v) {
+  return __uint_as_float((__float_as_uint(v) + 0x1000u) & 0xffffe000u);
+}
 
 // Store two adjacent outputs of one row (8- or 4-byte store when `pair`, else element by element).
 __device__ __forceinline__ void tc_store2(float* d, float v0, float v1) {
@@ -281,9 +294,96 @@ __device__ __forceinline__ void tc_dw_silu_tile(float* sAct, const T* sX, const 
       if (tt >= TT) break;
       const bool ok = ic < p.C_in && t0 + tt < p.T_out;
       const float v = ok ? (kFastSilu ? silu_fast(acc[q]) : silu(acc[q])) : 0.0f;
-      arow[tt] = kRound ? __uint_as_float(tc_tf32(v)) : v;
+      arow[tt] = kRound ? tc_round_tf32(v) : v;
     }
   }
+}
+
+// Depthwise + bias + SiLU for one tile, fp32 x, dilation D known at compile time: each thread takes
+// four consecutive outputs of one channel row, loads the x window they share with 16-byte LDS (once,
+// instead of once per tap) and keeps four independent FMA chains. Output group j covers tile columns
+// 4j - shift .. 4j - shift + 3, so its window starts at the 16-byte aligned x-tile column 4j whatever
+// the padding. Same result as tc_dw_silu_tile, for spans (K-1)*D <= 16; the x tile must have
+// XW >= TT + span + 8 columns.
+template <bool kRound, bool kFastSilu, int TT, int AS, int D>
+__device__ __forceinline__ void tc_dw_silu_x4(float* sAct, const float* sX, const float* sWdw, const float* sBdw,
+                                              const TcParams& p, int shift, int64_t t0, int warp, int nwarps) {
+  // groups per row; the widest window this path takes (span <= 16: 20 floats in registers) and its taps
+  constexpr int G = TT / 4 + 1, NQ = 5, kKmax = 16 / D + 1;
+  static_assert(TT % 4 == 0, "TT must be a multiple of 4");
+  const int span = (p.K - 1) * D, nq = (span + 4 + 3) / 4;
+  const int n_items = p.C_in_pad * G;
+  const int64_t t_left = p.T_out - t0;  // outputs of this tile that exist: columns [0, t_left)
+  for (int item = warp * 32 + (threadIdx.x & 31); item < n_items; item += nwarps * 32) {
+    const int ic = item / G, j = item - ic * G;
+    const int tt0 = 4 * j - shift;  // first of this thread's four tile columns
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (ic < p.C_in) {
+      const float* xr = sX + ic * p.XW + 4 * j;
+      float win[4 * NQ];
+#pragma unroll
+      for (int q = 0; q < NQ; ++q)
+        if (q < nq) {
+          const float4 v = *reinterpret_cast<const float4*>(xr + 4 * q);
+          win[4 * q] = v.x; win[4 * q + 1] = v.y; win[4 * q + 2] = v.z; win[4 * q + 3] = v.w;
+        }
+      const float* wr = sWdw + ic * p.K;
+      const float bias = sBdw[ic];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[i] = bias;
+#pragma unroll
+      for (int k = 0; k < kKmax; ++k)
+        if (k < p.K) {
+          const float w = wr[k];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) acc[i] = fmaf(w, win[k * D + i], acc[i]);
+        }
+    }
+    float* arow = sAct + ic * AS;
+    if (ic < p.C_in && tt0 >= 0 && tt0 + 3 < TT && tt0 + 3 < t_left) {  // all four exist: no per-output tests
+      float v[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        v[i] = kFastSilu ? silu_fast(acc[i]) : silu(acc[i]);
+        if (kRound) v[i] = tc_round_tf32(v[i]);
+      }
+      if (shift == 0) {
+        *reinterpret_cast<float4*>(arow + tt0) = make_float4(v[0], v[1], v[2], v[3]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) arow[tt0 + i] = v[i];
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int tt = tt0 + i;
+        if (tt < 0 || tt >= TT) continue;
+        const bool ok = ic < p.C_in && tt < t_left;
+        const float v = ok ? (kFastSilu ? silu_fast(acc[i]) : silu(acc[i])) : 0.0f;
+        arow[tt] = kRound ? tc_round_tf32(v) : v;
+      }
+    }
+  }
+}
+
+// The depthwise tile: tc_dw_silu_x4 where it applies (fp32 x on the 16-byte path, dilation 1..4,
+// span <= 16), tc_dw_silu_tile otherwise. The branch is uniform over the launch.
+template <typename T, bool kRound, bool kFastSilu, int TT, int AS>
+__device__ __forceinline__ void tc_dw_silu_any(float* sAct, const T* sX, const float* sWdw, const float* sBdw,
+                                               const TcParams& p, int shift, int64_t t0, int warp, int nwarps) {
+  if constexpr (sizeof(T) == 4) {
+    const int span = (p.K - 1) * p.dilation;
+    if (p.x_vec && span <= 16 && p.XW >= TT + span + 8) {
+      switch (p.dilation) {
+        case 1: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 1>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
+        case 2: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 2>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
+        case 3: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 3>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
+        case 4: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 4>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
+        default: break;
+      }
+    }
+  }
+  tc_dw_silu_tile<T, kRound, kFastSilu, TT, AS>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
 }
 
 // One warp's share of the pointwise GEMM for one tile: acc (kWM output channels x kWN time steps) =
@@ -419,8 +519,8 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
     const int64_t xs = t0 - p.padding;
     cp_async_wait<0>();
     __syncthreads();  // x(tile) visible to all; every warp is done reading sAct of the previous tile
-    tc_dw_silu_tile<T, !kSplit3, !kSplit3, TT, AS>(sAct, sX, sWdw, sBdw, p, static_cast<int>(xs - tc_x_start(xs, vec)),
-                                                   t0, warp, NTHREADS / 32);
+    tc_dw_silu_any<T, !kSplit3, !kSplit3, TT, AS>(sAct, sX, sWdw, sBdw, p, static_cast<int>(xs - tc_x_start(xs, vec)),
+                                                  t0, warp, NTHREADS / 32);
     __syncthreads();  // act ready; sX no longer read
     const int64_t next = tile + gridDim.x;
     if (next < p.n_tiles)
@@ -444,95 +544,24 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
   cp_async_wait<0>();  // nothing may be in flight when the block exits
 }
 
-// Depthwise + bias + SiLU for one tile, fp32 x, dilation D known at compile time: each thread takes
-// four consecutive outputs of one channel row, loads the x window they share with 16-byte LDS (once,
-// instead of once per tap) and keeps four independent FMA chains. Output group j covers tile columns
-// 4j - shift .. 4j - shift + 3, so its window starts at the 16-byte aligned x-tile column 4j whatever
-// the padding. Same result as tc_dw_silu_tile, for spans (K-1)*D <= 16; the x tile must have
-// XW >= TT + span + 8 columns.
-template <bool kRound, bool kFastSilu, int TT, int AS, int D>
-__device__ __forceinline__ void tc_dw_silu_x4(float* sAct, const float* sX, const float* sWdw, const float* sBdw,
-                                              const TcParams& p, int shift, int64_t t0, int warp, int nwarps) {
-  // groups per row; the widest window this path takes (span <= 16: 20 floats in registers) and its taps
-  constexpr int G = TT / 4 + 1, NQ = 5, kKmax = 16 / D + 1;
-  static_assert(TT % 4 == 0, "TT must be a multiple of 4");
-  const int span = (p.K - 1) * D, nq = (span + 4 + 3) / 4;
-  const int n_items = p.C_in_pad * G;
-#pragma unroll 1
-  for (int item = warp * 32 + (threadIdx.x & 31); item < n_items; item += nwarps * 32) {
-    const int ic = item / G, j = item - ic * G;
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (ic < p.C_in) {
-      const float* xr = sX + ic * p.XW + 4 * j;
-      float win[4 * NQ];
-#pragma unroll
-      for (int q = 0; q < NQ; ++q)
-        if (q < nq) {
-          const float4 v = *reinterpret_cast<const float4*>(xr + 4 * q);
-          win[4 * q] = v.x; win[4 * q + 1] = v.y; win[4 * q + 2] = v.z; win[4 * q + 3] = v.w;
-        }
-      const float* wr = sWdw + ic * p.K;
-      const float bias = sBdw[ic];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[i] = bias;
-#pragma unroll
-      for (int k = 0; k < kKmax; ++k)
-        if (k < p.K) {
-          const float w = wr[k];
-#pragma unroll
-          for (int i = 0; i < 4; ++i) acc[i] = fmaf(w, win[k * D + i], acc[i]);
-        }
-    }
-    float* arow = sAct + ic * AS;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int tt = 4 * j - shift + i;
-      if (tt < 0 || tt >= TT) continue;
-      const bool ok = ic < p.C_in && t0 + tt < p.T_out;
-      const float v = ok ? (kFastSilu ? silu_fast(acc[i]) : silu(acc[i])) : 0.0f;
-      arow[tt] = kRound ? __uint_as_float(tc_tf32(v)) : v;
-    }
-  }
-}
-
-// The depthwise tile: tc_dw_silu_x4 where it applies (fp32 x on the 16-byte path, dilation 1..4,
-// span <= 16), tc_dw_silu_tile otherwise. The branch is uniform over the launch.
-template <typename T, bool kRound, bool kFastSilu, int TT, int AS>
-__device__ __forceinline__ void tc_dw_silu_any(float* sAct, const T* sX, const float* sWdw, const float* sBdw,
-                                               const TcParams& p, int shift, int64_t t0, int warp, int nwarps) {
-  if constexpr (sizeof(T) == 4) {
-    const int span = (p.K - 1) * p.dilation;
-    if (p.x_vec && span <= 16 && p.XW >= TT + span + 8) {
-      switch (p.dilation) {
-        case 1: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 1>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
-        case 2: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 2>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
-        case 3: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 3>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
-        case 4: return tc_dw_silu_x4<kRound, kFastSilu, TT, AS, 4>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
-        default: break;
-      }
-    }
-  }
-  tc_dw_silu_tile<T, kRound, kFastSilu, TT, AS>(sAct, sX, sWdw, sBdw, p, shift, t0, warp, nwarps);
-}
-
 // ---- warp specialization (rung 08) ----
-// Named barriers (ids 1..15; 0 is __syncthreads): `bar.arrive` signals without waiting, `bar.sync`
-// waits until `n` threads (a multiple of 32, arrivals + waiters) have reached barrier `id`.
+// Named barrier (ids 1..15; 0 is __syncthreads): waits until `n` threads (a multiple of 32) of the
+// block have reached barrier `id`, so two groups of warps can synchronize without the others.
 __device__ __forceinline__ void named_bar_sync(int id, int n) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-__device__ __forceinline__ void named_bar_arrive(int id, int n) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
 
 // The warp-specialized tile kernel. Two groups of warps run different loops over the block's tiles:
 //   producers (kProdWarps): cp.async x tiles into a kXStages-deep ring, depthwise + bias + SiLU into a
-//     2-deep act ring; they run up to two tiles ahead of the consumers.
+//     2-deep act ring: act of tile i+1 is built while the consumers multiply tile i.
 //   consumers (kWarpsM x kWarpsN): the pointwise GEMM on the tensor cores from act and the resident W,
 //     then bias + y stores from the accumulators.
 // So the DRAM copies, the depthwise and the MMAs of different tiles run at the same time instead of
-// one phase after another. Handoffs are named barriers: FULL[s] (producers arrive, consumers wait)
-// and EMPTY[s] (consumers arrive once they have read act[s], producers wait before overwriting it).
+// one phase after another. The handoff is one named barrier that both groups bar.sync once per tile:
+// producers reach it with act[i % 2] built, consumers with the MMAs of tile i-1 done, so after it the
+// consumers read act[i % 2] while the producers overwrite act[(i+1) % 2], which nobody reads any more.
+// (bar.arrive would let the producers run two tiles ahead, but compute-sanitizer racecheck does not
+// see an arrive as ordering the writes before it, so the handoff would not be checkable.)
 // All of W_pw stays in smem (tc_ws_plan refuses shapes where it does not fit).
 // FUSED_ABLATE (a bit mask, timing experiments only: the output is then wrong) leaves a stage out, so
 // that time differences place the time inside the kernel (scripts/ablate.py): 1 = depthwise, 2 = MMAs,
@@ -545,7 +574,7 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
   constexpr int NCW = kWarpsM * kWarpsN, NC = NCW * 32, NP = kProdWarps * 32, NALL = NC + NP;
   constexpr int NX = kXStages, NA = 2;  // ring depths of the x and act tiles
   constexpr int BM = kWarpsM * kWM, AS = tc_act_stride(TT);
-  constexpr int kBarProducers = 1, kBarFull = 2, kBarEmpty = kBarFull + NA;
+  constexpr int kBarProducers = 1, kBarHandoff = 2;
   static_assert(kWM % 16 == 0 && kWN % 8 == 0 && TT == kWarpsN * kWN, "bad warp tiling");
   extern __shared__ __align__(16) unsigned char tc_smem[];
   float* sW = reinterpret_cast<float*>(tc_smem + p.off_w);
@@ -580,16 +609,14 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
   if (warp >= NCW) {  // ---- producers
     for (int64_t i = 0; i < n_mine; ++i) {
       const int64_t t0 = ((blockIdx.x + i * gridDim.x) % p.n_tt) * TT, xs = t0 - p.padding;
-      cp_async_wait<NX - 1>();               // my copies of tile i have landed
-      named_bar_sync(kBarProducers, NP);     // everyone's have
-      if (i >= NA) named_bar_sync(kBarEmpty + i % NA, NALL);  // consumers are done with act[i % NA]
+      cp_async_wait<NX - 1>();            // my copies of tile i have landed
+      named_bar_sync(kBarProducers, NP);  // everyone's have
       float* act = reinterpret_cast<float*>(tc_smem + p.off_act + (i % NA) * p.act_stage);
       if (!(FUSED_ABLATE & 1))
         tc_dw_silu_any<T, !kSplit3, !kSplit3, TT, AS>(act, x_slot(i), sWdw, sBdw, p,
                                                       static_cast<int>(xs - tc_x_start(xs, vec)), t0, warp - NCW,
                                                       kProdWarps);
-      named_bar_arrive(kBarFull + i % NA, NALL);  // act[i % NA] is ready
-      named_bar_sync(kBarProducers, NP);          // every producer is done reading x slot i % NX
+      named_bar_sync(kBarHandoff, NALL);  // act[i % NA] to the consumers; every producer is done with x slot i % NX
       issue(i + NX);
     }
     cp_async_wait<0>();  // nothing may be in flight when the block exits
@@ -599,7 +626,7 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
     T* y = static_cast<T*>(p.y);
     for (int64_t i = 0; i < n_mine; ++i) {
       const int64_t tile = blockIdx.x + i * gridDim.x, b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
-      named_bar_sync(kBarFull + i % NA, NALL);
+      named_bar_sync(kBarHandoff, NALL);  // act[i % NA] is built; act[(i+1) % NA] is no longer read
       const float* act = reinterpret_cast<const float*>(tc_smem + p.off_act + (i % NA) * p.act_stage);
       for (int c = 0; c < p.n_chunks; ++c) {
         const int row0 = c * BM + wm * kWM, col0 = wn * kWN;
@@ -608,8 +635,6 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
         if (active && !(FUSED_ABLATE & 2))
           tc_warp_mma<kSplit3, kWM, kWN, AS>(acc, sW + static_cast<size_t>(c * BM + wm * kWM) / 16 * KS * 128,
                                              act + col0 + g, KS);
-        // act[i % NA] has been read: hand it back before the stores (the last NA tiles have no taker)
-        if (c == p.n_chunks - 1 && i + NA < n_mine) named_bar_arrive(kBarEmpty + i % NA, NALL);
         if (active && !(FUSED_ABLATE & 4)) tc_warp_store<T, kWM, kWN>(acc, y, p, b, row0, t0 + col0);
       }
     }
@@ -624,7 +649,8 @@ inline bool tc_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, TcParams
   const int vec = 16 / elem_bytes;
   const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
   const int64_t c_in_pad = (a.C_in + 7) / 8 * 8;
-  const int64_t xw = (TT + span + vec - 1 + vec - 1) / vec * vec;
+  int64_t xw = (TT + span + vec - 1 + vec - 1) / vec * vec;
+  if (elem_bytes == 4 && span <= 16) xw = std::max<int64_t>(xw, (TT + span + 8 + 3) / 4 * 4);  // tc_dw_silu_x4's windows
   auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
   const int64_t off_act = align16(a.C_in * xw * elem_bytes);
   const int64_t off_wdw = off_act + c_in_pad * tc_act_stride(TT) * 4;
@@ -680,9 +706,6 @@ inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, int n
   const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
   auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
   const int64_t w_bytes = static_cast<int64_t>(p.n_chunks) * BM * p.C_in_pad * 4;
-  // room for tc_dw_silu_x4's 16-byte windows (fp32, 16-byte copies): XW >= TT + span + 8
-  const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
-  if (elem_bytes == 4 && p.x_vec && span <= 16 && p.XW < TT + span + 8) p.XW = static_cast<int>((TT + span + 8 + 3) / 4 * 4);
   const int64_t off_x = align16(w_bytes + (a.C_in * a.K + a.C_in) * 4);
   const int64_t x_stage = align16(a.C_in * p.XW * elem_bytes);
   const int64_t act_stage = static_cast<int64_t>(p.C_in_pad) * tc_act_stride(TT) * 4;
