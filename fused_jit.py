@@ -726,7 +726,8 @@ def sweep(variant: str, grid: dict, shape: dict | None = None, reps: int = 100, 
         table, ok = check(variant, shapes=SWEEP_CHECK_SHAPES, trials=1, defines=d)
         if not ok:
             bad = table[~table.status.isin(["pass"]) & ~table.status.str.startswith("unsupported")]
-            rows.append({**row, "status": f"check failed ({len(bad)} shapes)"})
+            rows.append({**row, "status": f"check failed ({len(bad)} shapes)" if len(bad)
+                         else "unsupported at every check shape (e.g. does not fit in shared memory)"})
             continue
         t = bench([variant], shape, dtype, reps=reps, baselines=(), log=False, defines=d, copy_bw=bw)
         t["kind"] = "sweep"
@@ -752,26 +753,36 @@ def sweep(variant: str, grid: dict, shape: dict | None = None, reps: int = 100, 
 def shape_sweep(variant: str | None = None, Ts=(256, 1024, 4096, 16384, 65536), Cs=(32, 64, 128, 256, 512),
                 Bs=(1, 16, 64), K: int = kernel_size, dil: int = dilation, reps: int = 50,
                 baselines: tuple = ("eager", "compile"), max_bytes: int = 4 * 2**30, log: bool = True) -> pd.DataFrame:
-    """Time one variant (default: ModelNew's) against eager and torch.compile over a grid of shapes
-    (C_in = C_out = C), to see where the fused kernel wins. Each shape is a `bench` call (same timing rules,
-    logged as kind 'shape_sweep'); shapes whose x + y exceed max_bytes are skipped. A shape the variant
-    cannot run is reported, not fatal. Plot with `plot_shape_sweep`."""
+    """Time the fused kernel against eager and torch.compile over a grid of shapes (C_in = C_out = C), to
+    see where it wins. variant=None times what ModelNew runs for each shape (its default variant, or the
+    rung it routes to where that one refuses the shape); a named variant is timed alone and shapes it
+    cannot run are reported, not fatal. Each shape is a `bench` call (same timing rules, logged as kind
+    'shape_sweep'), smallest first; shapes whose x + y exceed max_bytes are skipped. Plot with
+    `plot_shape_sweep`."""
     from tqdm.auto import tqdm
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    variant = variant or (DEFAULT_VARIANT if device == "cuda" else "cpu")
     grid = [dict(B=b, C_in=c, C_out=c, T=t, K=K, dilation=dil, bias=True) for b in Bs for c in Cs for t in Ts]
+    grid.sort(key=min_bytes)
     tables = []
     bw = copy_bandwidth(device) if device == "cuda" else None  # the roof, measured once for the sweep
-    for shape in tqdm(grid, desc=f"shape sweep {variant}", leave=False):
+    router = ModelNew(1, 1, K, dil)  # only its candidate order is used
+    for shape in tqdm(grid, desc=f"shape sweep {variant or 'ModelNew'}", leave=False):
         if min_bytes(shape) > max_bytes:
             continue
         model, x = _make_case(shape, torch.float32, device, seed=7)
-        why = load(variant).why_unsupported(x, *_forward_args(model))
+        reasons, chosen = [], None
+        for name in ([variant] if variant else router._candidates(device)):
+            why = load(name).why_unsupported(x, *_forward_args(model))
+            if not why:
+                chosen = name
+                break
+            reasons.append(f"{name}: {why}")
         del model, x
-        if why:
-            tables.append(pd.DataFrame([{"variant": variant, **_shape_cols(shape), "note": "unsupported: " + why}]))
+        if chosen is None:
+            tables.append(pd.DataFrame([{"variant": variant or "ModelNew", **_shape_cols(shape),
+                                         "note": "unsupported: " + "; ".join(reasons)}]))
             continue
-        t = bench([variant], shape, reps=reps, baselines=baselines, device=device, log=False, copy_bw=bw)
+        t = bench([chosen], shape, reps=reps, baselines=baselines, device=device, log=False, copy_bw=bw)
         t["kind"], t["bytes"] = "shape_sweep", min_bytes(shape)
         if log:
             append_results(t.to_dict("records"))
@@ -1224,7 +1235,7 @@ def main(argv: list[str] | None = None) -> int:
     ps.add_argument("--no-save", action="store_true", help="do not record the best in results/tuned.json")
     _shape_args(ps)
     pss = sub.add_parser("shape-sweep", help="time a variant vs eager and torch.compile over T, C and B")
-    pss.add_argument("--variant", default=None, help=f"variant (default {DEFAULT_VARIANT}; cpu without a GPU)")
+    pss.add_argument("--variant", default=None, help="variant (default: what ModelNew runs for each shape)")
     pss.add_argument("--T", type=int, nargs="+", default=[256, 1024, 4096, 16384, 65536])
     pss.add_argument("--C", type=int, nargs="+", default=[32, 64, 128, 256, 512])
     pss.add_argument("--B", type=int, nargs="+", default=[1, 16, 64])

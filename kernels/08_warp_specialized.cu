@@ -46,6 +46,13 @@ constexpr int kBM = WARPS_M * WARP_M;
 
 const char* fused_unsupported(const FusedArgs& a) {
   if (const char* why = require_float32(a)) return why;
+  // Only the 16-byte windowed depthwise path (tc_dw_silu_x4): compute-sanitizer racecheck reported
+  // hazards between the per-column fallback's act writes and the MMA reads in this kernel
+  // (results/logs/h200_session_11.log), which no check caught and we could not explain; those shapes
+  // go to rung 05 through ModelNew instead.
+  if (a.T % 4 != 0 || reinterpret_cast<uintptr_t>(a.x) % 16 != 0 || a.dilation > 4 ||
+      static_cast<int64_t>(a.K - 1) * a.dilation > 16)
+    return "this variant needs T % 4 == 0, a 16-byte aligned x, dilation <= 4 and (K-1)*dilation <= 16";
   TcParams p;
   size_t smem;
   if (!tc_ws_plan(a, 4, TILE_T, kBM, X_STAGES, p, smem))

@@ -519,8 +519,8 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
     const int64_t xs = t0 - p.padding;
     cp_async_wait<0>();
     __syncthreads();  // x(tile) visible to all; every warp is done reading sAct of the previous tile
-    tc_dw_silu_any<T, !kSplit3, !kSplit3, TT, AS>(sAct, sX, sWdw, sBdw, p, static_cast<int>(xs - tc_x_start(xs, vec)),
-                                                  t0, warp, NTHREADS / 32);
+    tc_dw_silu_tile<T, !kSplit3, !kSplit3, TT, AS>(sAct, sX, sWdw, sBdw, p, static_cast<int>(xs - tc_x_start(xs, vec)),
+                                                   t0, warp, NTHREADS / 32);
     __syncthreads();  // act ready; sX no longer read
     const int64_t next = tile + gridDim.x;
     if (next < p.n_tiles)
@@ -649,8 +649,7 @@ inline bool tc_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, TcParams
   const int vec = 16 / elem_bytes;
   const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
   const int64_t c_in_pad = (a.C_in + 7) / 8 * 8;
-  int64_t xw = (TT + span + vec - 1 + vec - 1) / vec * vec;
-  if (elem_bytes == 4 && span <= 16) xw = std::max<int64_t>(xw, (TT + span + 8 + 3) / 4 * 4);  // tc_dw_silu_x4's windows
+  const int64_t xw = (TT + span + vec - 1 + vec - 1) / vec * vec;
   auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
   const int64_t off_act = align16(a.C_in * xw * elem_bytes);
   const int64_t off_wdw = off_act + c_in_pad * tc_act_stride(TT) * 4;
@@ -706,6 +705,9 @@ inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, int n
   const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
   auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
   const int64_t w_bytes = static_cast<int64_t>(p.n_chunks) * BM * p.C_in_pad * 4;
+  // room for tc_dw_silu_x4's 16-byte windows (fp32): XW >= TT + span + 8
+  const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
+  if (elem_bytes == 4 && span <= 16) p.XW = std::max(p.XW, static_cast<int>((TT + span + 8 + 3) / 4 * 4));
   const int64_t off_x = align16(w_bytes + (a.C_in * a.K + a.C_in) * 4);
   const int64_t x_stage = align16(a.C_in * p.XW * elem_bytes);
   const int64_t act_stage = static_cast<int64_t>(p.C_in_pad) * tc_act_stride(TT) * 4;

@@ -25,7 +25,7 @@ for stage in $stages; do
     log "check"; timeout 400 python3 fused_jit.py check $VARIANT_ARGS || echo "CHECK FAILED" ;;
   sanitize)
     log "compute-sanitizer"
-    for v in $VARIANTS; do for tool in memcheck racecheck; do echo "$tool $v"; done; done |
+    for v in ${SANITIZE_VARIANTS:-$VARIANTS}; do for tool in memcheck racecheck; do echo "$tool $v"; done; done |
       xargs -P 7 -L 1 sh -c 'timeout 400 compute-sanitizer --tool $0 --print-limit 5 python3 scripts/sanitize_case.py $1 > /tmp/san_$0_$1.log 2>&1; echo "$0 $1 exit=$? :: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_case" /tmp/san_$0_$1.log | tr "\n" " ")"'
     grep -l -E "[1-9][0-9]* (errors|hazards)" /tmp/san_*.log | xargs -r -n1 sh -c 'echo "--- $0"; head -60 $0' ;;
   bench)
@@ -36,6 +36,10 @@ for stage in $stages; do
     fi ;;
   test)
     log "pytest -m gpu"; timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -q -p no:cacheprovider 2>&1 | tail -30 ;;
+  shapes)
+    log "shape sweep"
+    timeout ${SHAPES_TIMEOUT:-300} python3 fused_jit.py shape-sweep ${SHAPES_ARGS:-} 2>&1 | grep -v -i "warn\|it/s\]"
+    cp results/shape_sweep.png "$OUT/" 2>/dev/null ;;
   ablate)
     log "ablate warp_specialized"; timeout 300 python3 scripts/ablate.py warp_specialized 2>&1 | grep -v -i warn ;;
   sweep)
