@@ -35,7 +35,9 @@ for stage in $stages; do
       python3 fused_jit.py bench --variant bf16_io --dtype float16 --no-baselines
     fi ;;
   test)
-    log "pytest -m gpu"; timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -q -p no:cacheprovider 2>&1 | tail -30 ;;
+    log "pytest -m gpu"
+    timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.txt" |
+      grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed" ;;
   shapes)
     log "shape sweep"
     timeout ${SHAPES_TIMEOUT:-300} python3 fused_jit.py shape-sweep ${SHAPES_ARGS:-} 2>&1 | grep -v -i "warn\|it/s\]"
