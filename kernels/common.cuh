@@ -142,6 +142,7 @@ struct TcParams {
   int y_pair;       // 1: two-element stores for y (T_out even, y aligned)
   uint32_t off_act, off_wdw, off_w;  // byte offsets of the smem regions
   uint32_t off_x, x_stage, act_stage;  // tc_ws_kernel only: first x slot, bytes per x slot / act slot
+  uint32_t off_mbar;                   // tc_ws_kernel only: its 4 mbarriers (8 bytes each)
 };
 
 // Activation row stride (floats): TT + pad with stride % 32 == 8, so the B-fragment loads
@@ -550,6 +551,23 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN * 32) tc_fused_kernel(const T
 __device__ __forceinline__ void named_bar_sync(int id, int n) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
+// mbarrier (sm_80+ arrive/wait, sm_90 try_wait): a shared-memory barrier object that completes a phase
+// when `count` threads have arrived; arrive releases this thread's earlier shared-memory accesses,
+// a successful wait acquires them. Phases alternate parity 0, 1, 0, ...
+__device__ __forceinline__ void mbar_init(uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))),
+               "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n"
+               ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))) : "memory");
+}
+// Wait until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, int parity) {
+  asm volatile("{\n .reg .pred done;\n WAIT_%=:\n mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n"
+               " @!done bra WAIT_%=;\n}\n"
+               ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))), "r"(parity) : "memory");
+}
 
 // The warp-specialized tile kernel. Two groups of warps run different loops over the block's tiles:
 //   producers (kProdWarps): cp.async x tiles into a kXStages-deep ring, depthwise + bias + SiLU into a
@@ -557,11 +575,11 @@ __device__ __forceinline__ void named_bar_sync(int id, int n) {
 //   consumers (kWarpsM x kWarpsN): the pointwise GEMM on the tensor cores from act and the resident W,
 //     then bias + y stores from the accumulators.
 // So the DRAM copies, the depthwise and the MMAs of different tiles run at the same time instead of
-// one phase after another. The handoff is one named barrier that both groups bar.sync once per tile:
-// producers reach it with act[i % 2] built, consumers with the MMAs of tile i-1 done, so after it the
-// consumers read act[i % 2] while the producers overwrite act[(i+1) % 2], which nobody reads any more.
-// (bar.arrive would let the producers run two tiles ahead, but compute-sanitizer racecheck does not
-// see an arrive as ordering the writes before it, so the handoff would not be checkable.)
+// one phase after another. Handoffs are mbarriers per act slot s: FULL[s] (every producer thread
+// arrives once act[s] is built; consumers wait) and EMPTY[s] (every consumer thread arrives once its
+// MMAs have read act[s]; producers wait before building the next tile into it), so the producers run
+// up to two tiles ahead. (Named-barrier handoffs, bar.arrive/bar.sync or bar.sync on both sides, were
+// flagged by compute-sanitizer racecheck: results/logs/h200_session_10.log .. _12.log.)
 // All of W_pw stays in smem (tc_ws_plan refuses shapes where it does not fit).
 // FUSED_ABLATE (a bit mask, timing experiments only: the output is then wrong) leaves a stage out, so
 // that time differences place the time inside the kernel (scripts/ablate.py): 1 = depthwise, 2 = MMAs,
@@ -574,15 +592,23 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
   constexpr int NCW = kWarpsM * kWarpsN, NC = NCW * 32, NP = kProdWarps * 32, NALL = NC + NP;
   constexpr int NX = kXStages, NA = 2;  // ring depths of the x and act tiles
   constexpr int BM = kWarpsM * kWM, AS = tc_act_stride(TT);
-  constexpr int kBarProducers = 1, kBarHandoff = 2;
+  constexpr int kBarProducers = 1;
   static_assert(kWM % 16 == 0 && kWN % 8 == 0 && TT == kWarpsN * kWN, "bad warp tiling");
   extern __shared__ __align__(16) unsigned char tc_smem[];
   float* sW = reinterpret_cast<float*>(tc_smem + p.off_w);
   float* sWdw = reinterpret_cast<float*>(tc_smem + p.off_wdw);
   float* sBdw = sWdw + p.C_in * p.K;
+  uint64_t* full = reinterpret_cast<uint64_t*>(tc_smem + p.off_mbar);  // full[NA], then empty[NA]
+  uint64_t* empty = full + NA;
   const int warp = threadIdx.x >> 5;
   // This block's tiles: blockIdx.x, blockIdx.x + gridDim.x, ...
   const int64_t n_mine = blockIdx.x < p.n_tiles ? (p.n_tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < NA; ++s) {
+      mbar_init(full + s, NP);
+      mbar_init(empty + s, NC);
+    }
+  }
 
   // Every thread: the first x tiles' copies go out (producers), then the whole block stages the weights,
   // so the fill costs one memory latency for all of W_pw while those copies are in flight.
@@ -604,19 +630,21 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
   tc_fill_w<!kSplit3>(sW, p.w_pw, 0, p.w_rows, p.C_in, p.C_in_pad, p.C_out, threadIdx.x, NALL);
   for (int i = threadIdx.x; i < p.C_in * p.K; i += NALL) sWdw[i] = p.w_dw[i];
   for (int i = threadIdx.x; i < p.C_in; i += NALL) sBdw[i] = p.b_dw ? p.b_dw[i] : 0.0f;
-  __syncthreads();
+  __syncthreads();  // weights staged, mbarriers initialised
 
   if (warp >= NCW) {  // ---- producers
     for (int64_t i = 0; i < n_mine; ++i) {
       const int64_t t0 = ((blockIdx.x + i * gridDim.x) % p.n_tt) * TT, xs = t0 - p.padding;
       cp_async_wait<NX - 1>();            // my copies of tile i have landed
       named_bar_sync(kBarProducers, NP);  // everyone's have
+      if (i >= NA) mbar_wait(empty + i % NA, static_cast<int>((i / NA - 1) & 1));  // consumers are done with it
       float* act = reinterpret_cast<float*>(tc_smem + p.off_act + (i % NA) * p.act_stage);
       if (!(FUSED_ABLATE & 1))
         tc_dw_silu_any<T, !kSplit3, !kSplit3, TT, AS>(act, x_slot(i), sWdw, sBdw, p,
                                                       static_cast<int>(xs - tc_x_start(xs, vec)), t0, warp - NCW,
                                                       kProdWarps);
-      named_bar_sync(kBarHandoff, NALL);  // act[i % NA] to the consumers; every producer is done with x slot i % NX
+      mbar_arrive(full + i % NA);         // act[i % NA] is built
+      named_bar_sync(kBarProducers, NP);  // every producer is done reading x slot i % NX
       issue(i + NX);
     }
     cp_async_wait<0>();  // nothing may be in flight when the block exits
@@ -626,7 +654,7 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
     T* y = static_cast<T*>(p.y);
     for (int64_t i = 0; i < n_mine; ++i) {
       const int64_t tile = blockIdx.x + i * gridDim.x, b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
-      named_bar_sync(kBarHandoff, NALL);  // act[i % NA] is built; act[(i+1) % NA] is no longer read
+      mbar_wait(full + i % NA, static_cast<int>((i / NA) & 1));
       const float* act = reinterpret_cast<const float*>(tc_smem + p.off_act + (i % NA) * p.act_stage);
       for (int c = 0; c < p.n_chunks; ++c) {
         const int row0 = c * BM + wm * kWM, col0 = wn * kWN;
@@ -635,6 +663,7 @@ __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws
         if (active && !(FUSED_ABLATE & 2))
           tc_warp_mma<kSplit3, kWM, kWN, AS>(acc, sW + static_cast<size_t>(c * BM + wm * kWM) / 16 * KS * 128,
                                              act + col0 + g, KS);
+        if (c == p.n_chunks - 1) mbar_arrive(empty + i % NA);  // done reading act[i % NA]
         if (active && !(FUSED_ABLATE & 4)) tc_warp_store<T, kWM, kWN>(acc, y, p, b, row0, t0 + col0);
       }
     }
@@ -698,7 +727,7 @@ void tc_launch(const FusedArgs& a, void* stream) {
   kernel<<<static_cast<unsigned>(grid), threads, smem, static_cast<cudaStream_t>(stream)>>>(p);
 }
 
-// Host: the warp-specialized kernel's smem plan: [W_pw resident | w_dw, b_dw | x ring (nx) | act ring (2)].
+// Host: the warp-specialized kernel's smem plan: [W_pw resident | w_dw, b_dw | x ring (nx) | act ring (2) | mbarriers].
 // Returns false when that does not fit in the opt-in smem (C_in, C_out or the span too large).
 inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, int nx, TcParams& p, size_t& smem) {
   if (!tc_plan(a, elem_bytes, TT, BM, p, smem)) return false;  // fills the shape fields of p
@@ -711,7 +740,8 @@ inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, int n
   const int64_t off_x = align16(w_bytes + (a.C_in * a.K + a.C_in) * 4);
   const int64_t x_stage = align16(a.C_in * p.XW * elem_bytes);
   const int64_t act_stage = static_cast<int64_t>(p.C_in_pad) * tc_act_stride(TT) * 4;
-  const int64_t total = off_x + nx * x_stage + 2 * act_stage;
+  const int64_t off_mbar = off_x + nx * x_stage + 2 * act_stage;  // 16-byte aligned
+  const int64_t total = off_mbar + 4 * 8;
   if (total > limit) return false;
   p.w_resident = 1;
   p.w_rows = p.n_chunks * BM;
@@ -721,6 +751,7 @@ inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, int n
   p.x_stage = static_cast<uint32_t>(x_stage);
   p.off_act = static_cast<uint32_t>(off_x + nx * x_stage);
   p.act_stage = static_cast<uint32_t>(act_stage);
+  p.off_mbar = static_cast<uint32_t>(off_mbar);
   smem = static_cast<size_t>(total);
   return true;
 }
