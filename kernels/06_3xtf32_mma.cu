@@ -10,10 +10,15 @@
 //   TF32 mma ~ 6 us. Per tile per warp and k-step: 24 HMMA + 24 x 3 split ops + 32 FADD + 12 LDS ~ 140
 //   instr -> 8 warps x 16 k-steps x 140 / 4 schedulers = 4.5k clk, + accurate prologue ~ 2.5k clk =
 //   7k clk = 3.5 us/tile; 4 tiles/SM -> ~ 13-14 us, compute bound (target <= 14 us).
-// Measured: 56.7 us median (p10-p90 56.1-57.3), rel. err 8.0e-8 (strict: better than eager TF32-off's
-//   1.2e-7), tuned WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32 (H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run, 84.6 us with its host overhead hidden: results/logs/h200_session_3.log). ptxas at that config: 99 registers.
+// Measured: 56.7 us median (p10-p90 56.3-57.7), rel. err 8.0e-8 (strict: better than eager TF32-off's
+//   1.2e-7), tuned WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32; eager 85.1 us in the same run (H200, commit
+//   ce07678, results/timings.csv, results/logs/h200_session_12.log; 56.7 us also at 2e0977c). ptxas at
+//   that config: 128 registers, 8 B spilled.
 //   Target <= 14 us missed by 4x, for the reasons in 05's header plus 3x the MMA and split work per k-step.
-//   memcheck + racecheck clean (results/logs/h200_session_5.log).
+//   The target cannot be met with mma.sync: at the m16n8k8 TF32 rate (~128 FMA/clk per scheduler) the
+//   3 x 0.54 G FMA alone take ~12 us; it needs wgmma's rate or a cheaper split (2xTF32 with an error
+//   bound, or bf16x3).
+//   memcheck + racecheck clean (results/logs/h200_session_12.log).
 // ptxas (sm_90, defaults): 100 registers, 0 B stack, 0 spill stores/loads, 1 barrier; dynamic smem 144384 B
 //   at the headline (same layout as rung 5) -> 1 block/SM of 256 threads.
 // Shape limits: as rung 5 (x tile + act tile + one 128-row chunk of W_pw must fit in the opt-in smem;

@@ -30,7 +30,7 @@ for stage in $stages; do
     grep -l -E "[1-9][0-9]* (errors|hazards)" /tmp/san_*.log | xargs -r -n1 sh -c 'echo "--- $0"; head -60 $0' ;;
   bench)
     log "bench fp32"; timeout 400 python3 fused_jit.py bench $VARIANT_ARGS
-    if [[ " $VARIANTS " == *" bf16_io "* ]]; then
+    if echo $VARIANTS | grep -qw bf16_io; then  # (VARIANTS may be newline-separated)
       log "bench bf16"; python3 fused_jit.py bench --variant bf16_io --dtype bfloat16 --no-baselines
       python3 fused_jit.py bench --variant bf16_io --dtype float16 --no-baselines
     fi ;;
