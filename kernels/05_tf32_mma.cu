@@ -25,8 +25,8 @@
 //   ncu_tf32_mma_*.txt): 21.5M warp instructions for 0.52M HMMA, issue 0.59/cycle/scheduler, 16 warps/SM, DRAM 9%: the kernel is bound by
 //   instruction issue and latency in its serialized phases (x wait -> depthwise -> MMA -> stores), not by
 //   memory. Rung 08 tried overlapping the phases with warp specialization and did not beat this rung
-//   (see its header for the stage costs it measured); what is left: wgmma (the mma.sync TF32 rate alone
-//   puts the MMAs at ~4 us at the headline, half the floor), staged 16-byte (or TMA) y stores, and
+//   (see its header for the stage costs it measured); what is left: wgmma (at A100's mma.sync TF32 rate per
+//   SM, assumed, the MMAs alone take ~4 us at the headline, half the floor), staged 16-byte (or TMA) y stores, and
 //   fewer instructions per depthwise output.
 //   memcheck + racecheck clean (results/logs/h200_session_12.log).
 // ptxas (sm_90, defaults): 71 registers, 0 B stack, 0 spill stores/loads, 1 barrier; dynamic smem 144384 B

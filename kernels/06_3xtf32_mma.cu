@@ -15,7 +15,8 @@
 //   ce07678, results/timings.csv, results/logs/h200_session_12.log; 56.7 us also at 2e0977c). ptxas at
 //   that config: 128 registers, 8 B spilled.
 //   Target <= 14 us missed by 4x, for the reasons in 05's header plus 3x the MMA and split work per k-step.
-//   The target cannot be met with mma.sync: at the m16n8k8 TF32 rate (~128 FMA/clk per scheduler) the
+//   The target is likely out of reach with mma.sync: at A100's m16n8k8 TF32 rate (512 FMA/clk/SM; assumed,
+//   not measured on the H200) the
 //   3 x 0.54 G FMA alone take ~12 us; it needs wgmma's rate or a cheaper split (2xTF32 with an error
 //   bound, or bf16x3).
 //   memcheck + racecheck clean (results/logs/h200_session_12.log).

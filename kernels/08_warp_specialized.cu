@@ -31,7 +31,8 @@
 //   What v3 says: no stage dominates; each costs 4-9 us on top of a 10 us skeleton, i.e. the stages do
 //   not overlap well. The y stores (8-byte scattered STG from the accumulators, 8.5 us) and the
 //   producers (x + depthwise, ~20 us over the skeleton when alone) are the largest; 4 MMA warps alone
-//   need ~16 us for work the tensor pipe does in ~4 us (latency-bound with one MMA warp per scheduler).
+//   need ~16 us for work the tensor pipe would do in ~4 us at A100's mma.sync TF32 rate (assumed; latency-
+//   bound with one MMA warp per scheduler).
 //   Next: wgmma (a warpgroup per 64 rows, B from smem, no per-warp fragment loads), setmaxnreg to give
 //   consumers registers (producers need ~70), y staged in smem and stored with 16-byte / TMA stores.
 // Races: the named-barrier handoffs (bar.arrive + bar.sync, then bar.sync on both sides) passed every
