@@ -454,8 +454,8 @@ __device__ __forceinline__ void tc_warp_mma(float (&acc)[kWM / 16][kWN / 8][4], 
   }
 }
 
-// Epilogue of one warp tile: bias + store y[b, row0 + m, t0 + col0 + n] straight from the accumulators:
-// c0,c1 -> (oc = row g, t = 2tq, 2tq+1); c2,c3 -> row g+8.
+// Epilogue: c0,c1 -> (oc = row g, t = 2tq, 2tq+1); c2,c3 -> row g+8 of one warp tile: bias + store
+// y[b, row0 + m, t0 + col0 + n] straight from the accumulators.
 template <typename T, int kWM, int kWN>
 __device__ __forceinline__ void tc_warp_store(const float (&acc)[kWM / 16][kWN / 8][4], T* y, const TcParams& p,
                                               int64_t b, int row0, int64_t tcol0) {
