@@ -8,12 +8,12 @@
 //   (fragment loads 2.0k clk + prologue ~ 1.8k clk ~ 2.0 us/tile) -> 4 tiles/SM ~ 8 us: compute (smem)
 //   bound, above the 6 us target; the next step would be bf16 m16n8k16 MMAs (half the fragment bytes)
 //   and 2 blocks/SM (try -DWARPS_M=8 -DWARPS_N=1 -DWARP_M=16 -DWARP_N=32: ~100 KB smem per block).
-// Measured (bf16 I/O): 38.1 us median (p10-p90 37.5-38.8), rel. err 1.7e-3 vs float64 of the rounded inputs;
-//   fp16 37.7 us (2.7e-4) (commit 2e0977cb24de, results/logs/h200_session_3.log). With float32 input at
-//   commit ce07678 (this kernel after the shared fill/SiLU changes): 36.35 us, rel. err 1.7e-4
-//   (results/logs/h200_session_12.log); the 16-bit runs were not repeated at that commit.
+// Measured (bf16 I/O): 35.6 us median (p10-p90 35.1-36.5), rel. err 1.7e-3 vs float64 of the rounded inputs;
+//   fp16 35.65 us (2.7e-4); float32 input 36.2 us (1.7e-4), eager 85.2 us in that run (H200, commit 94d2431,
+//   results/logs/h200_session_14_bf16.log). Before the shared fill/SiLU changes (2e0977cb24de): bf16
+//   38.1 us, fp16 37.7 us (results/logs/h200_session_3.log).
 //   Tuned WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32; ptxas at that config: 127 registers, 0 spills.
-//   Target <= 6 us missed by 6x: halving the I/O bytes changed nothing (38.1 vs 37.1 us), which confirms
+//   Target <= 6 us missed by 5.9x: halving the I/O bytes changed nothing (35.6 vs 36.2 us), which confirms
 //   the shared tile kernel is issue/latency-bound, not memory-bound (see 05's header for what closes it).
 //   memcheck + racecheck clean (results/logs/h200_session_12.log).
 // ptxas (sm_90, defaults): 71 registers for each of float/half/bf16, 0 B stack, 0 spill stores/loads;
