@@ -28,6 +28,29 @@ def test_notebooks_exist():
     assert len(NOTEBOOKS) >= 6, f"expected the six lesson notebooks in {NB_DIR}, found {NOTEBOOKS}"
 
 
+def test_source_markers_exist():
+    """The lessons print kernel source between marker lines (show_source); an edit to a kernel that drops a
+    marker breaks a notebook. Checked here in a second, before the notebooks run."""
+    import ast
+    import fused_jit as fj
+    calls = []
+    for nb_path in NOTEBOOKS:
+        for cell in nbformat.read(nb_path, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "show_source" \
+                        and all(isinstance(a, ast.Constant) for a in node.args[:3]):
+                    calls.append((nb_path.name, *(a.value for a in node.args[:3])))
+    assert calls, "no show_source calls found"
+    for nb_name, name, start, end in calls:
+        path = fj.KERNELS_DIR / name if "." in name else fj.variant_info(name).path
+        lines = path.read_text().splitlines()
+        i = next((n for n, ln in enumerate(lines) if start in ln), None)
+        assert i is not None, f"{nb_name}: marker {start!r} not in {path.name}"
+        assert any(end in ln for ln in lines[i + 1:]), f"{nb_name}: marker {end!r} not after {start!r} in {path.name}"
+
+
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(nb_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     original = nb_path.read_bytes()
