@@ -397,7 +397,7 @@ class ModelNew(Model):
 # --------------------------------------------------------------------------------------------------
 def shape_battery() -> list[dict]:
     """The shapes every variant must pass: headline, odd T, T=1, T below the kernel span, C_in != C_out,
-    B=1, bias off, and K in {1,2,3,4,7,9} x dilation in {1,2,3,4}."""
+    B=1, bias off, K in {1,2,3,4,7,9} x dilation in {1,2,3,4} (odd T), and K x dilation pairs with T % 4 == 0."""
     s = [dict(HEADLINE),
          dict(B=3, C_in=64, C_out=64, T=1037, K=5, dilation=2, bias=True),    # T not a multiple of any tile
          dict(B=2, C_in=16, C_out=8, T=1, K=3, dilation=1, bias=True),        # T = 1
@@ -409,6 +409,10 @@ def shape_battery() -> list[dict]:
          dict(B=2, C_in=256, C_out=64, T=4099, K=9, dilation=4, bias=True)]   # wide input, long T
     s += [dict(B=2, C_in=16, C_out=24, T=203, K=k, dilation=d, bias=True) for k in (1, 2, 3, 4, 7, 9)
           for d in (1, 2, 3, 4)]
+    # T % 4 == 0 (16-byte rows), so the rungs with a vector path (rung 08's windowed depthwise) run it at
+    # every dilation 1..4 and window width (span 1..16)
+    s += [dict(B=2, C_in=16, C_out=24, T=204, K=k, dilation=d, bias=True)
+          for k, d in ((7, 1), (9, 2), (2, 3), (4, 3), (6, 3), (1, 4), (3, 4), (5, 4))]
     return s
 
 

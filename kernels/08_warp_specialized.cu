@@ -40,6 +40,9 @@
 //   mbarriers racecheck and memcheck are clean (h200_session_13). The per-column depthwise fallback was
 //   not racechecked with the mbarrier handoff, so this rung serves only shapes the windowed path takes
 //   (T % 4 == 0, dilation <= 4, span <= 16) and ModelNew routes the rest to other rungs.
+// Checked on the H200 (check battery, sweeps, sanitizers) only on shapes with T % 4 == 0 at dilation 1
+//   and 2; the battery's T = 204 shapes for dilation 3 and 4 were added after this session's device time
+//   was spent: run `python fused_jit.py check --variant warp_specialized` on a GPU before relying on them.
 // Shape limits: all of W_pw + two x tiles + two act tiles in smem: C_in = C_out <= ~150 at K=5, d=2.
 #include "common.cuh"
 
