@@ -339,6 +339,17 @@ def _forward_args(model: nn.Module):
 # --------------------------------------------------------------------------------------------------
 # ModelNew: Model's parameters, the fused kernel's forward
 # --------------------------------------------------------------------------------------------------
+def route_candidates(variant: str, device: str) -> list[str]:
+    """The variants ModelNew tries for input on `device`, in order: `variant` (when it runs there), then the
+    strict variants of the device, newest rung first (the naive rung is general), then the others (e.g. the
+    bf16-I/O rung for bfloat16 input, which the fp32 rungs refuse)."""
+    first = [variant] if variant_info(variant).device == device else []
+    newest = list(reversed(variants(device)))
+    strict = [n for n in newest if variant_info(n).accuracy == "strict"]
+    rest = [n for n in newest if n not in strict]
+    return first + [n for n in strict + rest if n not in first]
+
+
 class ModelNew(Model):
     """Drop-in for `Model` (same `dw`/`pw` parameters and state_dict) whose forward runs a fused kernel.
 
@@ -356,16 +367,6 @@ class ModelNew(Model):
         variant_info(self.variant)  # unknown names fail here, not at the first forward
         self._route: dict = {}
 
-    def _candidates(self, device: str) -> list[str]:
-        own = variant_info(self.variant)
-        first = [self.variant] if own.device == device else []
-        # fallbacks: the strict variants of this device, newest rung first (the naive rung is general),
-        # then the others (e.g. the bf16-I/O rung for bfloat16 input, which the fp32 rungs refuse)
-        newest = list(reversed(variants(device)))
-        strict = [n for n in newest if variant_info(n).accuracy == "strict"]
-        rest = [n for n in newest if n not in strict]
-        return first + [n for n in strict + rest if n not in first]
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"ModelNew.forward expects a torch.Tensor, got {type(x).__name__}")
@@ -376,7 +377,7 @@ class ModelNew(Model):
         if ext is None:
             chosen = None
             reasons = []
-            for name in self._candidates(device):
+            for name in route_candidates(self.variant, device):
                 why = load(name).why_unsupported(x, *args)
                 if not why:
                     chosen = name
@@ -769,13 +770,12 @@ def shape_sweep(variant: str | None = None, Ts=(256, 1024, 4096, 16384, 65536), 
     grid.sort(key=min_bytes)
     tables = []
     bw = copy_bandwidth(device) if device == "cuda" else None  # the roof, measured once for the sweep
-    router = ModelNew(1, 1, K, dil)  # only its candidate order is used
     for shape in tqdm(grid, desc=f"shape sweep {variant or 'ModelNew'}", leave=False):
         if min_bytes(shape) > max_bytes:
             continue
         model, x = _make_case(shape, torch.float32, device, seed=7)
         reasons, chosen = [], None
-        for name in ([variant] if variant else router._candidates(device)):
+        for name in ([variant] if variant else route_candidates(DEFAULT_VARIANT, device)):
             why = load(name).why_unsupported(x, *_forward_args(model))
             if not why:
                 chosen = name

@@ -26,39 +26,11 @@
 //   C_in <= ~200 at K=5, d=2; any C_out).
 #include "common.cuh"
 
-// Tile parameters (sweepable with -D): TILE_T time steps per block tile = WARPS_N * WARP_N;
-// block covers WARPS_M * WARP_M output channels per chunk. WARP_M % 16 == 0, WARP_N % 8 == 0.
-#ifndef WARPS_M
-#define WARPS_M 4
-#endif
-#ifndef WARPS_N
-#define WARPS_N 2
-#endif
-#ifndef WARP_M
-#define WARP_M 32
-#endif
-#ifndef WARP_N
-#define WARP_N 32
-#endif
-#ifndef TILE_T
-#define TILE_T (WARPS_N * WARP_N)
-#endif
-static_assert(WARP_M % 16 == 0 && WARP_N % 8 == 0, "warp tile must be a multiple of the 16x8 mma tile");
-static_assert(TILE_T == WARPS_N * WARP_N, "TILE_T must equal WARPS_N * WARP_N");
-static_assert(WARPS_M * WARPS_N * 32 <= 1024, "too many threads per block");
-
-namespace {
-constexpr int kBM = WARPS_M * WARP_M;
-}  // namespace
+#include "tc_tiles.h"
 
 const char* fused_unsupported(const FusedArgs& a) {
   if (const char* why = require_float32(a)) return why;
-  TcParams p;
-  size_t smem;
-  if (!tc_plan(a, 4, TILE_T, kBM, p, smem))
-    return "C_in or the kernel span (K-1)*dilation too large for this variant's shared-memory tiles (x tile, "
-           "activation tile and one 128-row chunk of W_pw must fit in the opt-in shared memory)";
-  return nullptr;
+  return tc_fit_refusal(a, 4, TILE_T, kBM);
 }
 
 void fused_forward(const FusedArgs& a, void* stream) {

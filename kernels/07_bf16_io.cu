@@ -22,29 +22,9 @@
 //   C_in <= ~236 in 16-bit, ~200 in fp32 at K=5, d=2; any C_out).
 #include "common.cuh"
 
-// Tile parameters (sweepable with -D): TILE_T time steps per block tile = WARPS_N * WARP_N;
-// block covers WARPS_M * WARP_M output channels per chunk. WARP_M % 16 == 0, WARP_N % 8 == 0.
-#ifndef WARPS_M
-#define WARPS_M 4
-#endif
-#ifndef WARPS_N
-#define WARPS_N 2
-#endif
-#ifndef WARP_M
-#define WARP_M 32
-#endif
-#ifndef WARP_N
-#define WARP_N 32
-#endif
-#ifndef TILE_T
-#define TILE_T (WARPS_N * WARP_N)
-#endif
-static_assert(WARP_M % 16 == 0 && WARP_N % 8 == 0, "warp tile must be a multiple of the 16x8 mma tile");
-static_assert(TILE_T == WARPS_N * WARP_N, "TILE_T must equal WARPS_N * WARP_N");
-static_assert(WARPS_M * WARPS_N * 32 <= 1024, "too many threads per block");
+#include "tc_tiles.h"
 
 namespace {
-constexpr int kBM = WARPS_M * WARP_M;
 int elem_bytes(int dtype) {
   return dtype == FUSED_F32 ? 4 : (dtype == FUSED_BF16 || dtype == FUSED_F16) ? 2 : 0;
 }
@@ -52,12 +32,7 @@ int elem_bytes(int dtype) {
 
 const char* fused_unsupported(const FusedArgs& a) {
   if (elem_bytes(a.dtype) == 0) return "this variant takes float32, bfloat16 or float16 input only";
-  TcParams p;
-  size_t smem;
-  if (!tc_plan(a, elem_bytes(a.dtype), TILE_T, kBM, p, smem))
-    return "C_in or the kernel span (K-1)*dilation too large for this variant's shared-memory tiles (x tile, "
-           "activation tile and one 128-row chunk of W_pw must fit in the opt-in shared memory)";
-  return nullptr;
+  return tc_fit_refusal(a, elem_bytes(a.dtype), TILE_T, kBM);
 }
 
 void fused_forward(const FusedArgs& a, void* stream) {

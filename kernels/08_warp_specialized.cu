@@ -46,41 +46,23 @@
 // Shape limits: all of W_pw + two x tiles + two act tiles in smem: C_in = C_out <= ~150 at K=5, d=2.
 #include "common.cuh"
 
-// Tile parameters (sweepable with -D): TILE_T = WARPS_N * WARP_N time steps per tile, WARPS_M * WARP_M
-// output channels per chunk (all chunks of W_pw stay resident), PRODUCER_WARPS depthwise/copy warps,
-// X_STAGES x tiles in the copy ring.
-#ifndef WARPS_M
-#define WARPS_M 4
-#endif
-#ifndef WARPS_N
-#define WARPS_N 2
-#endif
-#ifndef WARP_M
-#define WARP_M 32
-#endif
-#ifndef WARP_N
-#define WARP_N 32
-#endif
+#include "tc_tiles.h"
+
+// Also sweepable: PRODUCER_WARPS depthwise/copy warps, X_STAGES x tiles in the copy ring. All chunks of
+// W_pw stay resident.
 #ifndef PRODUCER_WARPS
 #define PRODUCER_WARPS 8
 #endif
 #ifndef X_STAGES
 #define X_STAGES 2
 #endif
-#define TILE_T (WARPS_N * WARP_N)
-static_assert(WARP_M % 16 == 0 && WARP_N % 8 == 0, "warp tile must be a multiple of the 16x8 mma tile");
 static_assert((WARPS_M * WARPS_N + PRODUCER_WARPS) * 32 <= 1024, "too many threads per block");
-
-namespace {
-constexpr int kBM = WARPS_M * WARP_M;
-}  // namespace
 
 const char* fused_unsupported(const FusedArgs& a) {
   if (const char* why = require_float32(a)) return why;
   // Only the 16-byte windowed depthwise path (tc_dw_silu_x4), the one racechecked with this kernel's
   // mbarrier handoff (see the header); ModelNew routes other shapes to another rung.
-  if (a.T % 4 != 0 || reinterpret_cast<uintptr_t>(a.x) % 16 != 0 || a.dilation > 4 ||
-      static_cast<int64_t>(a.K - 1) * a.dilation > 16)
+  if (!tc_x4_path(a))
     return "this variant needs T % 4 == 0, a 16-byte aligned x, dilation <= 4 and (K-1)*dilation <= 16";
   TcParams p;
   size_t smem;

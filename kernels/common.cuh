@@ -709,15 +709,19 @@ inline bool tc_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, TcParams
   return true;
 }
 
-// Host: plan, opt in to the dynamic smem, size the persistent grid from the occupancy, launch.
-template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN>
-void tc_launch(const FusedArgs& a, void* stream) {
-  constexpr int threads = kWarpsM * kWarpsN * 32, BM = kWarpsM * kWM;
-  TcParams p{};
-  size_t smem = 0;
-  if (!tc_plan(a, static_cast<int>(sizeof(T)), TT, BM, p, smem))
-    throw std::runtime_error("tensor-core variant: shape does not fit in shared memory (see fused_unsupported)");
-  auto kernel = tc_fused_kernel<T, kSplit3, TT, kWarpsM, kWarpsN, kWM, kWN>;
+// Host: the refusal of the rungs on tc_fused_kernel (nullptr when the shape's tiles fit).
+inline const char* tc_fit_refusal(const FusedArgs& a, int elem_bytes, int TT, int BM) {
+  TcParams p;
+  size_t smem;
+  if (tc_plan(a, elem_bytes, TT, BM, p, smem)) return nullptr;
+  return "C_in or the kernel span (K-1)*dilation too large for this variant's shared-memory tiles (x tile, "
+         "activation tile and one 128-row chunk of W_pw must fit in the opt-in shared memory)";
+}
+
+// Host: opt a tile kernel in to its dynamic smem, size the persistent grid (the blocks that fit on all
+// SMs at once, at most one per tile) and launch it on `stream`. Shared by tc_launch and tc_ws_launch.
+inline void tc_launch_persistent(void (*kernel)(const TcParams), int threads, size_t smem, const FusedArgs& a,
+                                 const TcParams& p, void* stream) {
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
@@ -727,6 +731,24 @@ void tc_launch(const FusedArgs& a, void* stream) {
   kernel<<<static_cast<unsigned>(grid), threads, smem, static_cast<cudaStream_t>(stream)>>>(p);
 }
 
+// Host: plan, opt in to the dynamic smem, size the persistent grid from the occupancy, launch.
+template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN>
+void tc_launch(const FusedArgs& a, void* stream) {
+  constexpr int threads = kWarpsM * kWarpsN * 32, BM = kWarpsM * kWM;
+  TcParams p{};
+  size_t smem = 0;
+  if (!tc_plan(a, static_cast<int>(sizeof(T)), TT, BM, p, smem))
+    throw std::runtime_error("tensor-core variant: shape does not fit in shared memory (see fused_unsupported)");
+  tc_launch_persistent(tc_fused_kernel<T, kSplit3, TT, kWarpsM, kWarpsN, kWM, kWN>, threads, smem, a, p, stream);
+}
+
+// Host: whether fp32 input of this shape takes tc_dw_silu_x4 (tc_dw_silu_any's test on the device side:
+// 16-byte rows, dilation 1..4, span <= 16).
+inline bool tc_x4_path(const FusedArgs& a) {
+  return a.T % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && a.dilation <= 4 &&
+         static_cast<int64_t>(a.K - 1) * a.dilation <= 16;
+}
+
 // Host: the warp-specialized kernel's smem plan: [W_pw resident | w_dw, b_dw | x ring (nx) | act ring (2) | mbarriers].
 // Returns false when that does not fit in the opt-in smem (C_in, C_out or the span too large).
 inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, int nx, TcParams& p, size_t& smem) {
@@ -734,9 +756,9 @@ inline bool tc_ws_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, int n
   const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
   auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
   const int64_t w_bytes = static_cast<int64_t>(p.n_chunks) * BM * p.C_in_pad * 4;
-  // room for tc_dw_silu_x4's 16-byte windows (fp32): XW >= TT + span + 8
-  const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
-  if (elem_bytes == 4 && span <= 16) p.XW = std::max(p.XW, static_cast<int>((TT + span + 8 + 3) / 4 * 4));
+  // room for tc_dw_silu_x4's 16-byte windows: XW >= TT + span + 8
+  if (elem_bytes == 4 && tc_x4_path(a))
+    p.XW = std::max(p.XW, static_cast<int>((TT + static_cast<int64_t>(a.K - 1) * a.dilation + 8 + 3) / 4 * 4));
   const int64_t off_x = align16(w_bytes + (a.C_in * a.K + a.C_in) * 4);
   const int64_t x_stage = align16(a.C_in * p.XW * elem_bytes);
   const int64_t act_stage = static_cast<int64_t>(p.C_in_pad) * tc_act_stride(TT) * 4;
@@ -764,12 +786,6 @@ void tc_ws_launch(const FusedArgs& a, void* stream) {
   size_t smem = 0;
   if (!tc_ws_plan(a, static_cast<int>(sizeof(T)), TT, BM, kXStages, p, smem))
     throw std::runtime_error("warp-specialized variant: shape does not fit in shared memory (see fused_unsupported)");
-  auto kernel = tc_ws_kernel<T, kSplit3, TT, kWarpsM, kWarpsN, kWM, kWN, kProdWarps, kXStages>;
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  const int64_t slots = static_cast<int64_t>(a.num_sms > 0 ? a.num_sms : 1) * (per_sm > 0 ? per_sm : 1);
-  const int64_t grid = p.n_tiles < slots ? p.n_tiles : slots;
-  if (grid < 1) return;
-  kernel<<<static_cast<unsigned>(grid), threads, smem, static_cast<cudaStream_t>(stream)>>>(p);
+  tc_launch_persistent(tc_ws_kernel<T, kSplit3, TT, kWarpsM, kWarpsN, kWM, kWN, kProdWarps, kXStages>, threads, smem,
+                       a, p, stream);
 }
