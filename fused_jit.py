@@ -88,7 +88,8 @@ def get_init_inputs():
 
 # --------------------------------------------------------------------------------------------------
 # Variants: kernels/NN_name.cu (CUDA) or kernels/NN_name.cpp (CPU); the first line says
-#   // variant: accuracy=strict|tf32|bf16 dtypes=float32[,bfloat16,float16]
+#   // variant: accuracy=strict|tf32|bf16 dtypes=float32[,bfloat16,float16] [arch=9.0a]
+# (arch: the TORCH_CUDA_ARCH_LIST entry a kernel needs, e.g. 9.0a for wgmma; default: the visible GPU's)
 # --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Variant:
@@ -98,6 +99,7 @@ class Variant:
     device: str  # "cuda" or "cpu"
     accuracy: str  # key of TOLERANCE
     dtypes: tuple
+    arch: str = ""  # build arch the kernel needs ("" = the visible GPU's)
 
     @property
     def tolerance(self) -> float:
@@ -105,7 +107,7 @@ class Variant:
 
 
 _VARIANT_FILE = re.compile(r"^(\d+)_(\w+)\.(cu|cpp)$")
-_VARIANT_META = re.compile(r"//\s*variant:\s*accuracy=(\w+)\s+dtypes=([\w,]+)")
+_VARIANT_META = re.compile(r"//\s*variant:\s*accuracy=(\w+)\s+dtypes=([\w,]+)(?:\s+arch=([\w.]+))?")
 
 
 def _variant_table(kernels_dir: Path | None = None) -> dict:
@@ -123,7 +125,7 @@ def _variant_table(kernels_dir: Path | None = None) -> dict:
         if accuracy not in TOLERANCE or not set(dtypes) <= set(DTYPES):
             raise ValueError(f"{path}: unknown accuracy {accuracy!r} or dtypes {dtypes!r}")
         table[m.group(2)] = Variant(m.group(2), path, int(m.group(1)), "cuda" if m.group(3) == "cu" else "cpu",
-                                    accuracy, dtypes)
+                                    accuracy, dtypes, meta.group(3) or "")
     return dict(sorted(table.items(), key=lambda kv: (kv[1].rung, kv[0])))
 
 
@@ -238,7 +240,7 @@ def _build_plan(v: Variant, defines: dict | None):
     cflags = ["-O3"] + (["-fopenmp"] if v.device == "cpu" else [])
     cuda_flags = ["-O3", "-lineinfo", "-std=c++17"]
     ldflags = ["-fopenmp"] if v.device == "cpu" else []
-    arch = _cuda_arch() if v.device == "cuda" else "-"
+    arch = (v.arch or _cuda_arch()) if v.device == "cuda" else "-"
     h = hashlib.sha256()
     files = _with_headers(v.path, kdir) + _with_headers(launcher, kdir)
     for part in [*(f.name.encode() + f.read_bytes() for f in files), preamble.encode(), repr(

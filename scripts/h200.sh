@@ -53,6 +53,10 @@ for stage in $stages; do
     log "sweep warp_specialized"
     timeout 400 python3 fused_jit.py sweep warp_specialized ${WS_GRID:-WARPS_M=4,8 WARPS_N=1,2 WARP_M=16,32 WARP_N=32,64 PRODUCER_WARPS=4,8} --reps 50 | grep -v "^$"
     cp results/tuned.json "$OUT/" ;;
+  sweep_wg)
+    log "sweep wgmma_tf32"
+    timeout 300 python3 fused_jit.py sweep wgmma_tf32 ${WG_GRID:-TILE_T=32,64} --reps 100 | grep -v "^$"
+    cp results/tuned.json "$OUT/" ;;
   sweep2)
     log "sweep 3xtf32 + bf16"
     timeout 300 python3 fused_jit.py sweep 3xtf32_mma WARPS_M=4,8 WARPS_N=2,4 WARP_M=16,32 WARP_N=16,32 --reps 50 | grep -v "^$"

@@ -1,0 +1,334 @@
+// variant: accuracy=tf32 dtypes=float32 arch=9.0a
+// Rung 9, Hopper wgmma: rung 5's math (TF32 tensor cores, fp32 accumulation, W_pw and act rounded to
+// tf32), but the pointwise GEMM is wgmma.mma_async (sm_90a) instead of mma.sync, and it runs under the
+// next tile's depthwise instead of after it:
+//   - two warpgroups (256 threads), each owning 64 output channels; one m64nTTk8 wgmma per 8 input
+//     channels reads W_pw and act straight from shared memory (no per-warp fragment loads: rung 5 issued
+//     ~21M warp instructions for 0.5M HMMA, this issues C_in/8 wgmma per warpgroup per tile);
+//   - W_pw (rows padded to 128) and act are stored K-major in the 128-byte swizzled layout wgmma reads
+//     (8 rows x 128 B atoms, 16-byte chunk index XOR row % 8), W_pw copied once per block by cp.async;
+//   - act is double-buffered: the wgmma of tile i is issued asynchronously, the block computes the
+//     depthwise + SiLU of tile i+1 into the other buffer meanwhile, then waits for the MMA and stores y(i)
+//     from the accumulators; x tiles are double-buffered by cp.async one tile ahead;
+//   - the depthwise is tc_dw_silu_x4's windowed form (four outputs per thread from 16-byte x loads,
+//     dilation a compile-time constant), with a thread owning one channel for the whole kernel (its taps
+//     and bias in registers) and lanes on consecutive channels, so act stores are conflict-free.
+// Predicted (headline B=16 C=128 T=2048 K=5 d=2, TILE_T=64: 512 tiles, 3.9 per SM): the MMA (1M FMA per
+//   tile, ~1k cycles at wgmma's 1024 TF32 FMA/clk/SM) hides under the depthwise (~4k warp instructions per
+//   tile, ~1-2k cycles on 8 warps); per tile 72 KB of DRAM traffic at 4.27 TB/s / 132 SMs = 2.2 us, so the
+//   kernel is memory-bound if one tile of x prefetch keeps enough bytes in flight: ~8.5-10 us
+//   (floor 7.9 us) plus W_pw staging and the first tile (~1.5 us).
+// Measured: not yet (see results/timings.csv for rows of this variant).
+// Shape limits (fused_unsupported): an sm_90 GPU (wgmma is sm_90a-only); fp32 x with T % 4 == 0 and
+//   16-byte alignment, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise); C_in <= 128,
+//   C_out <= 128. ModelNew routes every other shape to rung 5 or below.
+#include "common.cuh"
+
+#ifndef TILE_T
+#define TILE_T 64
+#endif
+static_assert(TILE_T == 32 || TILE_T == 64, "TILE_T must be 32 or 64 (wgmma n32 / n64 below)");
+
+namespace {
+
+constexpr int kThreads = 256;  // two warpgroups
+constexpr int kRows = 128;     // W_pw rows in smem (C_out padded to 128; warpgroup g takes rows 64g..64g+63)
+constexpr int kMaxCin = 128;
+
+// ---- wgmma (sm_90a) ----
+// D (64 x N, fp32, registers) (+)= A (64 x 8, W_pw rows, smem) * B (8 x N, act, smem); both operands
+// K-major, described by 64-bit shared-memory descriptors. D layout per warp w of the warpgroup: rows
+// 16w + lane/4 (+8), columns 8j + 2*(lane%4) (+1) in d[4j + {0,1,2,3}]: the mma.m16n8 C fragment order,
+// so tc_warp_store writes it.
+template <int N>
+struct WgmmaTf32;
+template <>
+struct WgmmaTf32<32> {  // m64n32k8: 16 fp32 accumulators per thread
+  static __device__ __forceinline__ void mma(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+        "}, %16, %17, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a), "l"(b), "r"(accumulate));
+  }
+};
+template <>
+struct WgmmaTf32<64> {  // m64n64k8: 32 fp32 accumulators per thread
+  static __device__ __forceinline__ void mma(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a), "l"(b), "r"(accumulate));
+  }
+};
+
+// Shared-memory matrix descriptor of a K-major operand in the 128-byte swizzled layout: start address,
+// leading byte offset unused (1), stride byte offset 1024 B (between 8-row groups), swizzle mode 1 (128 B).
+__device__ __forceinline__ uint64_t wg_desc(uint32_t smem_addr) {
+  return static_cast<uint64_t>((smem_addr & 0x3FFFF) >> 4) | (1ull << 16) | (static_cast<uint64_t>(1024 >> 4) << 32) |
+         (1ull << 62);
+}
+// Byte offset of element (row, k) of a K-major operand with `rows` rows, 128-byte swizzle: K in atoms of
+// 32 fp32 (one 128-byte row each); an atom is `rows` rows of 128 B; the 16-byte chunk index (k % 32) / 4
+// is XORed with row % 8. Atoms start 1024-byte aligned, as the hardware's swizzle assumes.
+__host__ __device__ __forceinline__ uint32_t wg_swz(int row, int k, int rows) {
+  return static_cast<uint32_t>((k >> 5) * rows * 128 + row * 128 + ((((k & 31) >> 2) ^ (row & 7)) << 4) + (k & 3) * 4);
+}
+// Pin the accumulators around the asynchronous MMA, so the compiler neither reads nor moves them while
+// the tensor cores own them.
+template <int R>
+__device__ __forceinline__ void wg_fence_regs(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+template <int N>
+__device__ __forceinline__ void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Generic-proxy smem writes (st.shared, cp.async) -> visible to the async proxy (wgmma operand reads).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// Issue this warpgroup's GEMM for one tile: d = W rows [64g, 64g+64) x act (TT columns), K = 128 (C_in
+// zero-padded), as 16 asynchronous wgmmas in one commit group (fully unrolled: a run-time trip count made
+// ptxas insert warpgroup syncs). w_addr / act_addr: smem addresses of the
+// warpgroup's first W row and of the act buffer (k atom 0).
+template <int TT>
+__device__ __forceinline__ void wg_gemm_issue(float (&d)[TT / 2], uint32_t w_addr, uint32_t act_addr) {
+  wg_fence_regs(d);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int ks = 0; ks < kMaxCin / 8; ++ks) {
+    const uint32_t koff = (ks & 3) * 32u;  // k-step within the 128-byte atom row: 8 fp32 = 32 bytes
+    WgmmaTf32<TT>::mma(d, wg_desc(w_addr + (ks >> 2) * (kRows * 128) + koff),
+                       wg_desc(act_addr + (ks >> 2) * (TT * 128) + koff), ks > 0);
+  }
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  wg_fence_regs(d);
+}
+
+// Depthwise + bias + SiLU of one channel over output groups [j0, j1) of one tile, into act (K-major,
+// swizzled: row = tile column, k = channel). Group j covers tile columns 4j - shift .. 4j - shift + 3 and
+// reads the 16-byte aligned x window starting at x-tile column 4j (see tc_dw_silu_x4). Channels >= C_in
+// (live == false) write zeros, so the padded K terms of the GEMM are exact zeros.
+template <int TT, int D>
+__device__ __forceinline__ void wg_dw_silu(unsigned char* sAct, const float* xrow, const float (&wt)[16 / D + 1],
+                                           float bias, int c, bool live, int j0, int j1, int shift, int K) {
+  constexpr int NQ = 5, kKmax = 16 / D + 1;
+  const int nq = ((K - 1) * D + 4 + 3) / 4;
+  const uint32_t cbase = (c >> 5) * (TT * 128) + (c & 3) * 4;
+  const uint32_t chunk = (c >> 2) & 7;
+  for (int j = j0; j < j1; ++j) {
+    float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (live) {
+      float win[4 * NQ];
+#pragma unroll
+      for (int q = 0; q < NQ; ++q)
+        if (q < nq) {
+          const float4 w4 = *reinterpret_cast<const float4*>(xrow + 4 * j + 4 * q);
+          win[4 * q] = w4.x; win[4 * q + 1] = w4.y; win[4 * q + 2] = w4.z; win[4 * q + 3] = w4.w;
+        }
+      float acc[4] = {bias, bias, bias, bias};
+#pragma unroll
+      for (int k = 0; k < kKmax; ++k)
+        if (k < K) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
+        }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) v[i] = tc_round_tf32(silu_fast(acc[i]));
+    }
+    const int tt0 = 4 * j - shift;
+    auto put = [&](int tt, float val) {
+      *reinterpret_cast<float*>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4)) = val;
+    };
+    if (tt0 >= 0 && tt0 + 4 <= TT) {  // warp-uniform (the lanes of a warp share j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) put(tt0 + i, v[i]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
+    }
+  }
+}
+
+// The kernel. Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x:
+//   prologue: cp.async W_pw, x(0), x(1); round W_pw to tf32; depthwise(0) -> act[0]; issue x(2), MMA(0)
+//   step i:   wait x(i+1); depthwise(i+1) -> act[(i+1)%2]   (MMA(i) runs on the tensor cores meanwhile)
+//             wait MMA(i); bias + store y(i) from the accumulators
+//             barrier; issue x(i+3) into the x slot depthwise(i+1) freed; issue MMA(i+1)
+template <int TT, int D>
+__global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p) {
+  constexpr int kKmax = 16 / D + 1;
+  extern __shared__ unsigned char wg_smem_raw[];
+  // the swizzle needs 1024-byte aligned atoms: align the base (the plan asks for 1 KB extra)
+  unsigned char* smem = wg_smem_raw + ((1024 - (__cvta_generic_to_shared(wg_smem_raw) & 1023)) & 1023);
+  float* sW = reinterpret_cast<float*>(smem + p.off_w);
+  const uint32_t w_addr = static_cast<uint32_t>(__cvta_generic_to_shared(sW));
+  const uint32_t act_addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem + p.off_act));
+
+  const int tid = threadIdx.x, warp = tid >> 5, wgroup = warp >> 2;
+  // K is always 128 (C_in zero-padded): thread -> one channel c (lanes on consecutive channels) and one
+  // half h of the tile's output groups
+  constexpr int CP = kMaxCin, nsplit = kThreads / CP;
+  const int c = tid % CP, h = tid / CP;
+  const bool live = c < p.C_in;
+  float wt[kKmax], bias = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
+  if (live && p.b_dw) bias = __ldg(p.b_dw + c);
+
+  // W_pw -> swizzled K-major [C_in_pad / 32][kRows][32], zero outside C_out x C_in (cp.async zero-fill)
+  if (p.C_in % 4 == 0 && (reinterpret_cast<uintptr_t>(p.w_pw) & 15) == 0) {
+    const int c4 = CP / 4;
+    for (int i = tid; i < kRows * c4; i += kThreads) {
+      const int m = i / c4, k = (i - m * c4) * 4;
+      const bool ok = m < p.C_out && k < p.C_in;
+      cp_async_16(smem + p.off_w + wg_swz(m, k, kRows), ok ? p.w_pw + m * p.C_in + k : p.w_pw, ok ? 16 : 0);
+    }
+  } else {
+    for (int i = tid; i < kRows * CP; i += kThreads) {
+      const int m = i / CP, k = i - m * CP;
+      const bool ok = m < p.C_out && k < p.C_in;
+      cp_async_4(smem + p.off_w + wg_swz(m, k, kRows), ok ? p.w_pw + m * p.C_in + k : p.w_pw, ok ? 4 : 0);
+    }
+  }
+  cp_async_commit();
+
+  const float* x = static_cast<const float*>(p.x);
+  float* y = static_cast<float*>(p.y);
+  auto x_slot = [&](int s) { return reinterpret_cast<float*>(smem + p.off_x + s * p.x_stage); };
+  auto issue_x = [&](int s, int64_t t) {  // always one commit group, empty past the last tile
+    if (t < p.n_tiles) tc_issue_x_tile(x_slot(s), x, t / p.n_tt, p, tc_x_start((t % p.n_tt) * TT - p.padding, 4), tid, kThreads);
+    cp_async_commit();
+  };
+  auto depthwise = [&](int s, int64_t t) {  // x slot s -> act buffer s, tile t
+    const int64_t xs = (t % p.n_tt) * TT - p.padding;
+    const int shift = static_cast<int>(xs - tc_x_start(xs, 4));
+    const int G = TT / 4 + (shift > 0 ? 1 : 0);  // groups per channel row
+    wg_dw_silu<TT, D>(smem + p.off_act + s * p.act_stage, x_slot(s) + c * p.XW, wt, bias, c, live,
+                        G * h / nsplit, G * (h + 1) / nsplit, shift, p.K);
+  };
+
+  const int64_t stride = gridDim.x;
+  int64_t tile = blockIdx.x;
+  issue_x(0, tile);
+  issue_x(1, tile + stride);
+  cp_async_wait<1>();  // this thread's W_pw and x(0) copies have landed
+  __syncthreads();     // ... everyone's
+  for (int i = tid; i < kRows * CP / 4; i += kThreads) {  // W_pw -> tf32 (round to nearest), in place
+    float4* w4 = reinterpret_cast<float4*>(sW) + i;
+    float4 v = *w4;
+    v.x = __uint_as_float(tc_tf32(v.x)); v.y = __uint_as_float(tc_tf32(v.y));
+    v.z = __uint_as_float(tc_tf32(v.z)); v.w = __uint_as_float(tc_tf32(v.w));
+    *w4 = v;
+  }
+  depthwise(0, tile);
+  fence_proxy_async();
+  __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
+  issue_x(0, tile + 2 * stride);
+
+  float d[TT / 2];
+#pragma unroll
+  for (int r = 0; r < TT / 2; ++r) d[r] = 0.0f;
+  const uint32_t w_wg = w_addr + wgroup * 64 * 128;  // this warpgroup's first W row
+  wg_gemm_issue<TT>(d, w_wg, act_addr);
+
+  // (grid <= n_tiles: every block has a first tile.) The loop exits only before an MMA is issued, so
+  // every path into the accumulators' next use passes a wgmma.wait (ptxas would otherwise insert one
+  // right after the issue and serialize the MMA with the depthwise).
+  for (int slot = 0;; slot ^= 1) {
+    const int64_t next = tile + stride;
+    const bool has_next = next < p.n_tiles;  // block-uniform
+    if (has_next) {
+      cp_async_wait<1>();  // x(next) landed (x(next + stride) may still be in flight)
+      __syncthreads();
+      depthwise(slot ^ 1, next);  // overlaps MMA(tile)
+    }
+    wg_wait<0>();
+    wg_fence_regs(d);
+    tc_warp_store<float, 16, TT>(reinterpret_cast<const float(&)[1][TT / 8][4]>(d), y, p, tile / p.n_tt,
+                                 wgroup * 64 + (warp & 3) * 16, (tile % p.n_tt) * TT);
+    if (!has_next) break;
+    fence_proxy_async();
+    __syncthreads();  // act[slot ^ 1] complete; x slot (slot ^ 1) free; act[slot] no longer read
+    issue_x(slot ^ 1, next + 2 * stride);
+    wg_gemm_issue<TT>(d, w_wg, act_addr + (slot ^ 1) * p.act_stage);
+    tile = next;
+  }
+  cp_async_wait<0>();  // nothing may be in flight when the block exits
+}
+
+// Host: the shape test shared by the refusal and the plan (nullptr = supported).
+const char* wg_shape_refusal(const FusedArgs& a) {
+  if (!tc_x4_path(a))
+    return "needs T % 4 == 0 and 16-byte aligned x, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise)";
+  if (a.C_in > kMaxCin || a.C_out > kRows) return "needs C_in <= 128 and C_out <= 128 (W_pw resident as two 64-row wgmma tiles)";
+  return nullptr;
+}
+
+// Host: smem layout [W_pw | act x 2 | x x 2] (+1 KB for the 1024-byte alignment of the base).
+bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
+  size_t unused;
+  if (!tc_plan(a, 4, TILE_T, kRows, p, unused)) return false;  // the shape fields of p
+  const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
+  const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
+  const int cp = kMaxCin;  // the GEMM's K: C_in zero-padded to 128
+  int xw = static_cast<int>((TILE_T + span + 8 + 3) / 4 * 4);
+  if ((xw / 4) % 2 == 0) xw += 4;  // odd number of 16-byte chunks per row: the depthwise's LDS.128 of 8
+                                   // consecutive channels hit 8 distinct bank groups
+  p.C_in_pad = cp;
+  p.XW = xw;
+  p.off_w = 0;
+  p.off_act = static_cast<uint32_t>(kRows * cp * 4);
+  p.act_stage = static_cast<uint32_t>(TILE_T * cp * 4);  // a multiple of 1024
+  p.off_x = p.off_act + 2 * p.act_stage;
+  p.x_stage = static_cast<uint32_t>((a.C_in * xw * 4 + 15) / 16 * 16);
+  const int64_t total = static_cast<int64_t>(p.off_x) + 2 * p.x_stage + 1024;
+  if (total > limit) return false;
+  smem = static_cast<size_t>(total);
+  return true;
+}
+
+int device_arch() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  return major * 10 + minor;
+}
+
+}  // namespace
+
+const char* fused_unsupported(const FusedArgs& a) {
+  if (const char* why = require_float32(a)) return why;
+  if (device_arch() != 90) return "needs an sm_90 GPU (H100/H200): wgmma exists only on sm_90a";
+  if (const char* why = wg_shape_refusal(a)) return why;
+  TcParams p{};
+  size_t smem = 0;
+  if (!wg_plan(a, p, smem)) return "the kernel span (K-1)*dilation is too large for the x tiles in shared memory";
+  return nullptr;
+}
+
+void fused_forward(const FusedArgs& a, void* stream) {
+  TcParams p{};
+  size_t smem = 0;
+  if (wg_shape_refusal(a) || !wg_plan(a, p, smem))
+    throw std::runtime_error("wgmma variant: shape not supported (see fused_unsupported)");
+  switch (a.dilation) {
+    case 1: return tc_launch_persistent(wg_kernel<TILE_T, 1>, kThreads, smem, a, p, stream);
+    case 2: return tc_launch_persistent(wg_kernel<TILE_T, 2>, kThreads, smem, a, p, stream);
+    case 3: return tc_launch_persistent(wg_kernel<TILE_T, 3>, kThreads, smem, a, p, stream);
+    default: return tc_launch_persistent(wg_kernel<TILE_T, 4>, kThreads, smem, a, p, stream);
+  }
+}
