@@ -18,6 +18,8 @@
 //   tile, ~1-2k cycles on 8 warps); per tile 72 KB of DRAM traffic at 4.27 TB/s / 132 SMs = 2.2 us, so the
 //   kernel is memory-bound if one tile of x prefetch keeps enough bytes in flight: ~8.5-10 us
 //   (floor 7.9 us) plus W_pw staging and the first tile (~1.5 us).
+// Timing experiments: FUSED_ABLATE (common.cuh; scripts/ablate.py) leaves out the depthwise (1), the
+//   MMAs (2), the y stores (4) or the x copies (8).
 // Measured: not yet (see results/timings.csv for rows of this variant).
 // Shape limits (fused_unsupported): an sm_90 GPU (wgmma is sm_90a-only); fp32 x with T % 4 == 0 and
 //   16-byte alignment, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise); C_in <= 128,
@@ -107,7 +109,7 @@ __device__ __forceinline__ void wg_gemm_issue(float (&d)[TT / 2], uint32_t w_add
   wg_fence_regs(d);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-  for (int ks = 0; ks < kMaxCin / 8; ++ks) {
+  for (int ks = 0; ks < (FUSED_ABLATE & 2 ? 0 : kMaxCin / 8); ++ks) {
     const uint32_t koff = (ks & 3) * 32u;  // k-step within the 128-byte atom row: 8 fp32 = 32 bytes
     WgmmaTf32<TT>::mma(d, wg_desc(w_addr + (ks >> 2) * (kRows * 128) + koff),
                        wg_desc(act_addr + (ks >> 2) * (TT * 128) + koff), ks > 0);
@@ -209,14 +211,15 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p) {
   float* y = static_cast<float*>(p.y);
   auto x_slot = [&](int s) { return reinterpret_cast<float*>(smem + p.off_x + s * p.x_stage); };
   auto issue_x = [&](int s, int64_t t) {  // always one commit group, empty past the last tile
-    if (t < p.n_tiles) tc_issue_x_tile(x_slot(s), x, t / p.n_tt, p, tc_x_start((t % p.n_tt) * TT - p.padding, 4), tid, kThreads);
+    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) tc_issue_x_tile(x_slot(s), x, t / p.n_tt, p, tc_x_start((t % p.n_tt) * TT - p.padding, 4), tid, kThreads);
     cp_async_commit();
   };
   auto depthwise = [&](int s, int64_t t) {  // x slot s -> act buffer s, tile t
     const int64_t xs = (t % p.n_tt) * TT - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, 4));
     const int G = TT / 4 + (shift > 0 ? 1 : 0);  // groups per channel row
-    wg_dw_silu<TT, D>(smem + p.off_act + s * p.act_stage, x_slot(s) + c * p.XW, wt, bias, c, live,
+    if (!(FUSED_ABLATE & 1))
+      wg_dw_silu<TT, D>(smem + p.off_act + s * p.act_stage, x_slot(s) + c * p.XW, wt, bias, c, live,
                         G * h / nsplit, G * (h + 1) / nsplit, shift, p.K);
   };
 
@@ -257,7 +260,8 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p) {
     }
     wg_wait<0>();
     wg_fence_regs(d);
-    tc_warp_store<float, 16, TT>(reinterpret_cast<const float(&)[1][TT / 8][4]>(d), y, p, tile / p.n_tt,
+    if (!(FUSED_ABLATE & 4))
+      tc_warp_store<float, 16, TT>(reinterpret_cast<const float(&)[1][TT / 8][4]>(d), y, p, tile / p.n_tt,
                                  wgroup * 64 + (warp & 3) * 16, (tile % p.n_tt) * TT);
     if (!has_next) break;
     fence_proxy_async();

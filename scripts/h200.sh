@@ -43,7 +43,9 @@ for stage in $stages; do
     timeout ${SHAPES_TIMEOUT:-300} python3 fused_jit.py shape-sweep ${SHAPES_ARGS:-} 2>&1 | grep -v -i "warn\|it/s\]"
     cp results/shape_sweep.png "$OUT/" 2>/dev/null ;;
   ablate)
-    log "ablate warp_specialized"; timeout 300 python3 scripts/ablate.py warp_specialized 2>&1 | grep -v -i warn ;;
+    for v in ${ABLATE_VARIANTS:-warp_specialized}; do
+      log "ablate $v"; timeout 300 python3 scripts/ablate.py $v 2>&1 | grep -v -i warn
+    done ;;
   sweep)
     log "sweep"
     timeout 500 python3 fused_jit.py sweep tf32_mma WARPS_M=4,8 WARPS_N=1,2,4 WARP_M=16,32 WARP_N=16,32 --reps 50
@@ -64,8 +66,8 @@ for stage in $stages; do
     cp results/tuned.json "$OUT/" ;;
   ncu)
     log "ncu"
-    for v in tf32_mma vectorized_pipelined; do
-      timeout 200 ncu --clock-control none --launch-skip 2 --launch-count 1 --kernel-name regex:"vectorized|tc_" \
+    for v in ${NCU_VARIANTS:-tf32_mma vectorized_pipelined}; do
+      timeout 200 ncu --clock-control none --launch-skip 2 --launch-count 1 --kernel-name regex:"vectorized|tc_|wg_" \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
         --section InstructionStats --section MemoryWorkloadAnalysis --section SourceCounters --print-details all \
         python3 scripts/ncu_case.py $v > "$OUT/ncu_$v.txt" 2>&1; echo "ncu $v exit $?"
