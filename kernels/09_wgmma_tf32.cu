@@ -26,16 +26,23 @@
 //   C_out <= 128. ModelNew routes every other shape to rung 5 or below.
 #include "common.cuh"
 
+#include <cudaTypedefs.h>  // CUtensorMap, PFN_cuTensorMapEncodeTiled (fetched through the runtime: no -lcuda)
+
 #ifndef TILE_T
 #define TILE_T 64
 #endif
-static_assert(TILE_T == 32 || TILE_T == 64, "TILE_T must be 32 or 64 (wgmma n32 / n64 below)");
+#ifndef WARPGROUPS
+#define WARPGROUPS 4  // 2: each warpgroup 64 channels x TILE_T; 4: 64 channels x TILE_T / 2
+#endif
+static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 
 namespace {
 
-constexpr int kThreads = 256;  // two warpgroups
-constexpr int kRows = 128;     // W_pw rows in smem (C_out padded to 128; warpgroup g takes rows 64g..64g+63)
+constexpr int kThreads = WARPGROUPS * 128;
+constexpr int kRows = 128;     // W_pw rows in smem (C_out padded to 128; warpgroup g takes rows 64 (g % 2) ..)
 constexpr int kMaxCin = 128;
+constexpr int kNT = TILE_T / (WARPGROUPS / 2);  // time columns per warpgroup: the wgmma N
+static_assert(kNT == 16 || kNT == 32 || kNT == 64, "TILE_T / (WARPGROUPS / 2) must be 16, 32 or 64");
 
 // ---- wgmma (sm_90a) ----
 // D (64 x N, fp32, registers) (+)= A (64 x 8, W_pw rows, smem) * B (8 x N, act, smem); both operands
@@ -44,6 +51,19 @@ constexpr int kMaxCin = 128;
 // so tc_warp_store writes it.
 template <int N>
 struct WgmmaTf32;
+#pragma nv_diag_suppress 177  // the shapes a configuration does not use are "declared but never referenced"
+template <>
+struct WgmmaTf32<16> {  // m64n16k8: 8 fp32 accumulators per thread
+  static __device__ __forceinline__ void mma(float (&d)[8], uint64_t a, uint64_t b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7"
+        "}, %8, %9, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "l"(a), "l"(b), "r"(accumulate));
+  }
+};
 template <>
 struct WgmmaTf32<32> {  // m64n32k8: 16 fp32 accumulators per thread
   static __device__ __forceinline__ void mma(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
@@ -100,22 +120,39 @@ __device__ __forceinline__ void wg_wait() {
 // Generic-proxy smem writes (st.shared, cp.async) -> visible to the async proxy (wgmma operand reads).
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-// Issue this warpgroup's GEMM for one tile: d = W rows [64g, 64g+64) x act (TT columns), K = 128 (C_in
-// zero-padded), as 16 asynchronous wgmmas in one commit group (fully unrolled: a run-time trip count made
-// ptxas insert warpgroup syncs). w_addr / act_addr: smem addresses of the
-// warpgroup's first W row and of the act buffer (k atom 0).
-template <int TT>
-__device__ __forceinline__ void wg_gemm_issue(float (&d)[TT / 2], uint32_t w_addr, uint32_t act_addr) {
+// Issue this warpgroup's GEMM for one tile: d (64 x N) = 64 W rows x N act rows (time columns), K = 128
+// (C_in zero-padded), as 16 asynchronous wgmmas in one commit group (fully unrolled: a run-time trip
+// count made ptxas insert warpgroup waits). w_addr: smem address of the warpgroup's first W row (k atom
+// 0); act_addr: of its first act row in act buffer k atom 0, whose atoms are TT rows apart.
+template <int N, int TT>
+__device__ __forceinline__ void wg_gemm_issue(float (&d)[N / 2], uint32_t w_addr, uint32_t act_addr) {
   wg_fence_regs(d);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
   for (int ks = 0; ks < (FUSED_ABLATE & 2 ? 0 : kMaxCin / 8); ++ks) {
     const uint32_t koff = (ks & 3) * 32u;  // k-step within the 128-byte atom row: 8 fp32 = 32 bytes
-    WgmmaTf32<TT>::mma(d, wg_desc(w_addr + (ks >> 2) * (kRows * 128) + koff),
-                       wg_desc(act_addr + (ks >> 2) * (TT * 128) + koff), ks > 0);
+    WgmmaTf32<N>::mma(d, wg_desc(w_addr + (ks >> 2) * (kRows * 128) + koff),
+                      wg_desc(act_addr + (ks >> 2) * (TT * 128) + koff), ks > 0);
   }
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   wg_fence_regs(d);
+}
+
+// ---- TMA (cp.async.bulk.tensor) for the x tiles ----
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// Arm mbarrier `bar` for one phase: this thread's arrival plus `bytes` of transactions still to land.
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+// One 3-D box of x (t from c0, channels from c1, batch c2; zeros outside the tensor) -> smem, completing
+// `bytes` on `bar`.
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+      ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
+      : "memory");
 }
 
 // Depthwise + bias + SiLU of one channel over output groups [j0, j1) of one tile, into act (K-major,
@@ -165,23 +202,24 @@ __device__ __forceinline__ void wg_dw_silu(unsigned char* sAct, const float* xro
 }
 
 // The kernel. Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x:
-//   prologue: cp.async W_pw, x(0), x(1); round W_pw to tf32; depthwise(0) -> act[0]; issue x(2), MMA(0)
-//   step i:   wait x(i+1); depthwise(i+1) -> act[(i+1)%2]   (MMA(i) runs on the tensor cores meanwhile)
+//   prologue: cp.async W_pw; TMA x(0), x(1); round W_pw to tf32; depthwise(0) -> act[0]; TMA x(2); MMA(0)
+//   step i:   wait x(i+1) (mbarrier); depthwise(i+1) -> act[(i+1)%2]   (MMA(i) runs meanwhile)
 //             wait MMA(i); bias + store y(i) from the accumulators
-//             barrier; issue x(i+3) into the x slot depthwise(i+1) freed; issue MMA(i+1)
+//             barrier; TMA x(i+3) into the x slot depthwise(i+1) freed; issue MMA(i+1)
+// Warpgroup g multiplies W rows 64 (g % 2) .. + 63 by tile columns kNT (g / 2) .. + kNT - 1.
 template <int TT, int D>
-__global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p) {
+__global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
   constexpr int kKmax = 16 / D + 1;
   extern __shared__ unsigned char wg_smem_raw[];
   // the swizzle needs 1024-byte aligned atoms: align the base (the plan asks for 1 KB extra)
   unsigned char* smem = wg_smem_raw + ((1024 - (__cvta_generic_to_shared(wg_smem_raw) & 1023)) & 1023);
   float* sW = reinterpret_cast<float*>(smem + p.off_w);
-  const uint32_t w_addr = static_cast<uint32_t>(__cvta_generic_to_shared(sW));
-  const uint32_t act_addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem + p.off_act));
+  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // one per x slot
+  const uint32_t w_addr = smem_u32(sW), act_addr = smem_u32(smem + p.off_act);
 
   const int tid = threadIdx.x, warp = tid >> 5, wgroup = warp >> 2;
   // K is always 128 (C_in zero-padded): thread -> one channel c (lanes on consecutive channels) and one
-  // half h of the tile's output groups
+  // share h of the tile's output groups
   constexpr int CP = kMaxCin, nsplit = kThreads / CP;
   const int c = tid % CP, h = tid / CP;
   const bool live = c < p.C_in;
@@ -190,7 +228,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p) {
   for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
   if (live && p.b_dw) bias = __ldg(p.b_dw + c);
 
-  // W_pw -> swizzled K-major [C_in_pad / 32][kRows][32], zero outside C_out x C_in (cp.async zero-fill)
+  // W_pw -> swizzled K-major [4][kRows][32], zero outside C_out x C_in (cp.async zero-fill)
   if (p.C_in % 4 == 0 && (reinterpret_cast<uintptr_t>(p.w_pw) & 15) == 0) {
     const int c4 = CP / 4;
     for (int i = tid; i < kRows * c4; i += kThreads) {
@@ -206,13 +244,25 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p) {
     }
   }
   cp_async_commit();
+  if (tid == 0) {
+    mbar_init(&xbar[0], 1);
+    mbar_init(&xbar[1], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
+  }
+  __syncthreads();
 
-  const float* x = static_cast<const float*>(p.x);
   float* y = static_cast<float*>(p.y);
+  const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * p.C_in * 4;  // one box (zero-filled parts count)
   auto x_slot = [&](int s) { return reinterpret_cast<float*>(smem + p.off_x + s * p.x_stage); };
-  auto issue_x = [&](int s, int64_t t) {  // always one commit group, empty past the last tile
-    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) tc_issue_x_tile(x_slot(s), x, t / p.n_tt, p, tc_x_start((t % p.n_tt) * TT - p.padding, 4), tid, kThreads);
-    cp_async_commit();
+  auto issue_x = [&](int s, int64_t t) {  // thread 0 only
+    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) {
+      mbar_expect_tx(&xbar[s], x_bytes);
+      tma_load_3d(x_slot(s), &xmap, &xbar[s], static_cast<int>(tc_x_start((t % p.n_tt) * TT - p.padding, 4)), 0,
+                  static_cast<int>(t / p.n_tt));
+    }
+  };
+  auto wait_x = [&](int s, int use) {  // the use-th fill of slot s (phases alternate parity)
+    if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[s], use & 1);
   };
   auto depthwise = [&](int s, int64_t t) {  // x slot s -> act buffer s, tile t
     const int64_t xs = (t % p.n_tt) * TT - p.padding;
@@ -224,10 +274,12 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p) {
   };
 
   const int64_t stride = gridDim.x;
-  int64_t tile = blockIdx.x;
-  issue_x(0, tile);
-  issue_x(1, tile + stride);
-  cp_async_wait<1>();  // this thread's W_pw and x(0) copies have landed
+  int64_t tile = blockIdx.x;  // grid <= n_tiles: every block has a first tile
+  if (tid == 0) {
+    issue_x(0, tile);
+    issue_x(1, tile + stride);
+  }
+  cp_async_wait<0>();  // this thread's W_pw copies have landed
   __syncthreads();     // ... everyone's
   for (int i = tid; i < kRows * CP / 4; i += kThreads) {  // W_pw -> tf32 (round to nearest), in place
     float4* w4 = reinterpret_cast<float4*>(sW) + i;
@@ -236,41 +288,43 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p) {
     v.z = __uint_as_float(tc_tf32(v.z)); v.w = __uint_as_float(tc_tf32(v.w));
     *w4 = v;
   }
+  wait_x(0, 0);
   depthwise(0, tile);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
-  issue_x(0, tile + 2 * stride);
+  if (tid == 0) issue_x(0, tile + 2 * stride);
 
-  float d[TT / 2];
+  float d[kNT / 2];
 #pragma unroll
-  for (int r = 0; r < TT / 2; ++r) d[r] = 0.0f;
-  const uint32_t w_wg = w_addr + wgroup * 64 * 128;  // this warpgroup's first W row
-  wg_gemm_issue<TT>(d, w_wg, act_addr);
+  for (int r = 0; r < kNT / 2; ++r) d[r] = 0.0f;
+  const int wg_m = wgroup & 1, wg_n = wgroup >> 1;
+  const uint32_t w_wg = w_addr + wg_m * 64 * 128;  // this warpgroup's first W row
+  const uint32_t act_wg = act_addr + wg_n * kNT * 128;  // ... and its first act row (tile column)
+  wg_gemm_issue<kNT, TT>(d, w_wg, act_wg);
 
-  // (grid <= n_tiles: every block has a first tile.) The loop exits only before an MMA is issued, so
-  // every path into the accumulators' next use passes a wgmma.wait (ptxas would otherwise insert one
-  // right after the issue and serialize the MMA with the depthwise).
-  for (int slot = 0;; slot ^= 1) {
+  // The loop exits only before an MMA is issued, so every path to the accumulators' next use passes a
+  // wgmma.wait (otherwise ptxas inserts one right after the issue and serializes MMA and depthwise).
+  for (int i = 0;; ++i) {
+    const int slot = i & 1;
     const int64_t next = tile + stride;
     const bool has_next = next < p.n_tiles;  // block-uniform
     if (has_next) {
-      cp_async_wait<1>();  // x(next) landed (x(next + stride) may still be in flight)
-      __syncthreads();
-      depthwise(slot ^ 1, next);  // overlaps MMA(tile)
+      wait_x(slot ^ 1, (i + 1) >> 1);  // x(next) landed
+      depthwise(slot ^ 1, next);       // overlaps MMA(tile)
     }
     wg_wait<0>();
     wg_fence_regs(d);
     if (!(FUSED_ABLATE & 4))
-      tc_warp_store<float, 16, TT>(reinterpret_cast<const float(&)[1][TT / 8][4]>(d), y, p, tile / p.n_tt,
-                                 wgroup * 64 + (warp & 3) * 16, (tile % p.n_tt) * TT);
+      tc_warp_store<float, 16, kNT>(reinterpret_cast<const float(&)[1][kNT / 8][4]>(d), y, p, tile / p.n_tt,
+                                    wg_m * 64 + (warp & 3) * 16, (tile % p.n_tt) * TT + wg_n * kNT);
     if (!has_next) break;
     fence_proxy_async();
     __syncthreads();  // act[slot ^ 1] complete; x slot (slot ^ 1) free; act[slot] no longer read
-    issue_x(slot ^ 1, next + 2 * stride);
-    wg_gemm_issue<TT>(d, w_wg, act_addr + (slot ^ 1) * p.act_stage);
+    if (tid == 0) issue_x(slot ^ 1, next + 2 * stride);
+    wg_gemm_issue<kNT, TT>(d, w_wg, act_wg + (slot ^ 1) * p.act_stage);
     tile = next;
   }
-  cp_async_wait<0>();  // nothing may be in flight when the block exits
+  // Every x box this block issued has been waited for (x(i+2), x(i+3) only exist while tiles remain).
 }
 
 // Host: the shape test shared by the refusal and the plan (nullptr = supported).
@@ -281,27 +335,60 @@ const char* wg_shape_refusal(const FusedArgs& a) {
   return nullptr;
 }
 
-// Host: smem layout [W_pw | act x 2 | x x 2] (+1 KB for the 1024-byte alignment of the base).
+// Host: smem layout [W_pw | act x 2 | x x 2 | 2 mbarriers] (+1 KB for the 1024-byte alignment of the base).
 bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   size_t unused;
   if (!tc_plan(a, 4, TILE_T, kRows, p, unused)) return false;  // the shape fields of p
   const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
   const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
-  const int cp = kMaxCin;  // the GEMM's K: C_in zero-padded to 128
   int xw = static_cast<int>((TILE_T + span + 8 + 3) / 4 * 4);
   if ((xw / 4) % 2 == 0) xw += 4;  // odd number of 16-byte chunks per row: the depthwise's LDS.128 of 8
                                    // consecutive channels hit 8 distinct bank groups
-  p.C_in_pad = cp;
+  p.C_in_pad = kMaxCin;  // the GEMM's K
   p.XW = xw;
   p.off_w = 0;
-  p.off_act = static_cast<uint32_t>(kRows * cp * 4);
-  p.act_stage = static_cast<uint32_t>(TILE_T * cp * 4);  // a multiple of 1024
+  p.off_act = static_cast<uint32_t>(kRows * kMaxCin * 4);
+  p.act_stage = static_cast<uint32_t>(TILE_T * kMaxCin * 4);  // a multiple of 1024
   p.off_x = p.off_act + 2 * p.act_stage;
-  p.x_stage = static_cast<uint32_t>((a.C_in * xw * 4 + 15) / 16 * 16);
-  const int64_t total = static_cast<int64_t>(p.off_x) + 2 * p.x_stage + 1024;
-  if (total > limit) return false;
+  p.x_stage = static_cast<uint32_t>((a.C_in * xw * 4 + 1023) / 1024 * 1024);  // TMA boxes: 128-byte aligned
+  p.off_mbar = p.off_x + 2 * p.x_stage;
+  const int64_t total = static_cast<int64_t>(p.off_mbar) + 2 * 8 + 1024;
+  if (xw > 256 || total > limit) return false;  // (a TMA box is at most 256 elements per dimension)
   smem = static_cast<size_t>(total);
   return true;
+}
+
+// Host: the TMA descriptor of x as a 3-D tensor (T, C_in, B), box (XW, C_in, 1), zeros outside.
+CUtensorMap wg_x_map(const FusedArgs& a, int xw) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess || found != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  if (!encode) throw std::runtime_error("wgmma variant: the driver has no cuTensorMapEncodeTiled");
+  CUtensorMap map;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(a.T), static_cast<cuuint64_t>(a.C_in), static_cast<cuuint64_t>(a.B)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(a.T) * 4, static_cast<cuuint64_t>(a.C_in * a.T) * 4};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(xw), static_cast<cuuint32_t>(a.C_in), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(a.x), dims, strides, box,
+                            elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error("wgmma variant: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(r));
+  return map;
+}
+
+template <int D>
+void wg_launch(const FusedArgs& a, const TcParams& p, size_t smem, const CUtensorMap& map, void* stream) {
+  auto kernel = wg_kernel<TILE_T, D>;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  const int64_t grid = std::min<int64_t>(p.n_tiles, a.num_sms > 0 ? a.num_sms : 1);  // 1 block per SM (smem)
+  if (grid < 1) return;
+  kernel<<<static_cast<unsigned>(grid), kThreads, smem, static_cast<cudaStream_t>(stream)>>>(p, map);
 }
 
 int device_arch() {
@@ -329,10 +416,11 @@ void fused_forward(const FusedArgs& a, void* stream) {
   size_t smem = 0;
   if (wg_shape_refusal(a) || !wg_plan(a, p, smem))
     throw std::runtime_error("wgmma variant: shape not supported (see fused_unsupported)");
+  const CUtensorMap map = wg_x_map(a, p.XW);
   switch (a.dilation) {
-    case 1: return tc_launch_persistent(wg_kernel<TILE_T, 1>, kThreads, smem, a, p, stream);
-    case 2: return tc_launch_persistent(wg_kernel<TILE_T, 2>, kThreads, smem, a, p, stream);
-    case 3: return tc_launch_persistent(wg_kernel<TILE_T, 3>, kThreads, smem, a, p, stream);
-    default: return tc_launch_persistent(wg_kernel<TILE_T, 4>, kThreads, smem, a, p, stream);
+    case 1: return wg_launch<1>(a, p, smem, map, stream);
+    case 2: return wg_launch<2>(a, p, smem, map, stream);
+    case 3: return wg_launch<3>(a, p, smem, map, stream);
+    default: return wg_launch<4>(a, p, smem, map, stream);
   }
 }
