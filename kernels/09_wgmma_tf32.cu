@@ -35,6 +35,9 @@
 #define WARPGROUPS 4  // 2: each warpgroup 64 channels x TILE_T; 4: 64 channels x TILE_T / 2
 #endif
 static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
+#ifndef FUSED_Y_TMA
+#define FUSED_Y_TMA 1  // 0: y always stored from the accumulators (the A/B of the TMA-store epilogue)
+#endif
 
 namespace {
 
@@ -43,6 +46,7 @@ constexpr int kRows = 128;     // W_pw rows in smem (C_out padded to 128; warpgr
 constexpr int kMaxCin = 128;
 constexpr int kNT = TILE_T / (WARPGROUPS / 2);  // time columns per warpgroup: the wgmma N
 static_assert(kNT == 16 || kNT == 32 || kNT == 64, "TILE_T / (WARPGROUPS / 2) must be 16, 32 or 64");
+static_assert(TILE_T % 32 == 0, "TILE_T must be a multiple of 32 (the y boxes are 32 columns)");
 
 // ---- wgmma (sm_90a) ----
 // D (64 x N, fp32, registers) (+)= A (64 x 8, W_pw rows, smem) * B (8 x N, act, smem); both operands
@@ -154,6 +158,19 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, u
       ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
       : "memory");
 }
+// One 3-D box smem -> y (t from c0, channels from c1, batch c2; parts outside the tensor are not written),
+// in this thread's bulk group.
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n"
+               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(src)) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Wait until this thread's bulk stores have read their smem source (kRead) or completed.
+template <bool kRead>
+__device__ __forceinline__ void bulk_wait_all() {
+  if constexpr (kRead) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+  else asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
 
 // Depthwise + bias + SiLU of one channel over output groups [j0, j1) of one tile, into act (K-major,
 // swizzled: row = tile column, k = channel). Group j covers tile columns 4j - shift .. 4j - shift + 3 and
@@ -208,7 +225,8 @@ __device__ __forceinline__ void wg_dw_silu(unsigned char* sAct, const float* xro
 //             barrier; TMA x(i+3) into the x slot depthwise(i+1) freed; issue MMA(i+1)
 // Warpgroup g multiplies W rows 64 (g % 2) .. + 63 by tile columns kNT (g / 2) .. + kNT - 1.
 template <int TT, int D>
-__global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
+__global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
+                                                         const __grid_constant__ CUtensorMap ymap) {
   constexpr int kKmax = 16 / D + 1;
   extern __shared__ unsigned char wg_smem_raw[];
   // the swizzle needs 1024-byte aligned atoms: align the base (the plan asks for 1 KB extra)
@@ -251,7 +269,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const
   }
   __syncthreads();
 
-  float* y = static_cast<float*>(p.y);
+  float* y = static_cast<float*>(p.y);  // (direct stores only)
   const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * p.C_in * 4;  // one box (zero-filled parts count)
   auto x_slot = [&](int s) { return reinterpret_cast<float*>(smem + p.off_x + s * p.x_stage); };
   auto issue_x = [&](int s, int64_t t) {  // thread 0 only
@@ -302,28 +320,62 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const
   const uint32_t act_wg = act_addr + wg_n * kNT * 128;  // ... and its first act row (tile column)
   wg_gemm_issue<kNT, TT>(d, w_wg, act_wg);
 
+  // y(i) leaves by TMA (p.y_tma): bias is added and the tile written into act[i % 2], free once every
+  // warpgroup's MMA(i) is done, in the 128-byte swizzled layout of a (32 t x 128 channel) box per 32
+  // columns (wg_swz with k = t); thread 0 then issues TT / 32 bulk tensor stores. Otherwise y is stored
+  // from the accumulators (tc_warp_store).
   // The loop exits only before an MMA is issued, so every path to the accumulators' next use passes a
   // wgmma.wait (otherwise ptxas inserts one right after the issue and serializes MMA and depthwise).
+  const int lane = tid & 31, g = lane >> 2, q = lane & 3;
+  const int row_lo = wg_m * 64 + (warp & 3) * 16 + g;  // this thread's accumulator rows: row_lo, row_lo + 8
+  const float bias_lo = (p.b_pw && row_lo < p.C_out) ? __ldg(p.b_pw + row_lo) : 0.0f;
+  const float bias_hi = (p.b_pw && row_lo + 8 < p.C_out) ? __ldg(p.b_pw + row_lo + 8) : 0.0f;
   for (int i = 0;; ++i) {
     const int slot = i & 1;
     const int64_t next = tile + stride;
     const bool has_next = next < p.n_tiles;  // block-uniform
+    if (p.y_tma) {  // the stores of y(i-1) must have read act[slot ^ 1] before depthwise(i+1) writes it
+      if (tid == 0) bulk_wait_all<true>();
+      __syncthreads();
+    }
     if (has_next) {
       wait_x(slot ^ 1, (i + 1) >> 1);  // x(next) landed
       depthwise(slot ^ 1, next);       // overlaps MMA(tile)
+      fence_proxy_async();             // act[slot ^ 1] -> visible to MMA(next)
     }
     wg_wait<0>();
     wg_fence_regs(d);
-    if (!(FUSED_ABLATE & 4))
-      tc_warp_store<float, 16, kNT>(reinterpret_cast<const float(&)[1][kNT / 8][4]>(d), y, p, tile / p.n_tt,
-                                    wg_m * 64 + (warp & 3) * 16, (tile % p.n_tt) * TT + wg_n * kNT);
+    const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
+    if (p.y_tma) {
+      __syncthreads();  // every warpgroup's MMA(tile) has read act[slot]
+      unsigned char* ystage = smem + p.off_act + slot * p.act_stage;
+#pragma unroll
+      for (int j = 0; j < kNT / 8; ++j) {
+        const int col = wg_n * kNT + 8 * j + 2 * q;
+        *reinterpret_cast<float2*>(ystage + wg_swz(row_lo, col, kRows)) =
+            make_float2(d[4 * j] + bias_lo, d[4 * j + 1] + bias_lo);
+        *reinterpret_cast<float2*>(ystage + wg_swz(row_lo + 8, col, kRows)) =
+            make_float2(d[4 * j + 2] + bias_hi, d[4 * j + 3] + bias_hi);
+      }
+      fence_proxy_async();
+      __syncthreads();  // the y tile is in smem
+      if (tid == 0 && !(FUSED_ABLATE & 4)) {
+        for (int c0 = 0; c0 < TT && t0 + c0 < p.T_out; c0 += 32)
+          tma_store_3d(&ymap, ystage + c0 * (kRows * 4), static_cast<int>(t0 + c0), 0, static_cast<int>(b));
+        bulk_commit();
+      }
+    } else {
+      if (!(FUSED_ABLATE & 4))
+        tc_warp_store<float, 16, kNT>(reinterpret_cast<const float(&)[1][kNT / 8][4]>(d), y, p, b,
+                                      wg_m * 64 + (warp & 3) * 16, t0 + wg_n * kNT);
+      __syncthreads();  // act[slot ^ 1] complete; x slot (slot ^ 1) free; act[slot] no longer read
+    }
     if (!has_next) break;
-    fence_proxy_async();
-    __syncthreads();  // act[slot ^ 1] complete; x slot (slot ^ 1) free; act[slot] no longer read
     if (tid == 0) issue_x(slot ^ 1, next + 2 * stride);
     wg_gemm_issue<kNT, TT>(d, w_wg, act_wg + (slot ^ 1) * p.act_stage);
     tile = next;
   }
+  if (tid == 0) bulk_wait_all<false>();  // the last y stores complete before the block exits
   // Every x box this block issued has been waited for (x(i+2), x(i+3) only exist while tiles remain).
 }
 
@@ -345,6 +397,8 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   if ((xw / 4) % 2 == 0) xw += 4;  // odd number of 16-byte chunks per row: the depthwise's LDS.128 of 8
                                    // consecutive channels hit 8 distinct bank groups
   p.C_in_pad = kMaxCin;  // the GEMM's K
+  // TMA stores need 16-byte row strides and base (else y goes out from the registers)
+  p.y_tma = (a.T_out % 4 == 0 && reinterpret_cast<uintptr_t>(a.y) % 16 == 0 && FUSED_Y_TMA) ? 1 : 0;
   p.XW = xw;
   p.off_w = 0;
   p.off_act = static_cast<uint32_t>(kRows * kMaxCin * 4);
@@ -358,8 +412,9 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   return true;
 }
 
-// Host: the TMA descriptor of x as a 3-D tensor (T, C_in, B), box (XW, C_in, 1), zeros outside.
-CUtensorMap wg_x_map(const FusedArgs& a, int xw) {
+// Host: a TMA descriptor of a (B, C, L) fp32 tensor as 3-D (L, C, B), box (box_l, C, 1).
+// x: box XW, no swizzle, zeros outside; y: box 32 (128 bytes) in the 128-byte swizzled layout.
+CUtensorMap wg_tensor_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l, bool swizzle) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
@@ -370,12 +425,13 @@ CUtensorMap wg_x_map(const FusedArgs& a, int xw) {
   }();
   if (!encode) throw std::runtime_error("wgmma variant: the driver has no cuTensorMapEncodeTiled");
   CUtensorMap map;
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(a.T), static_cast<cuuint64_t>(a.C_in), static_cast<cuuint64_t>(a.B)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(a.T) * 4, static_cast<cuuint64_t>(a.C_in * a.T) * 4};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(xw), static_cast<cuuint32_t>(a.C_in), 1};
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(L), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * 4, static_cast<cuuint64_t>(C * L) * 4};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_l), static_cast<cuuint32_t>(C), 1};
   const cuuint32_t elem_strides[3] = {1, 1, 1};
-  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(a.x), dims, strides, box,
-                            elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(base), dims, strides, box,
+                            elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw std::runtime_error("wgmma variant: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(r));
@@ -383,12 +439,13 @@ CUtensorMap wg_x_map(const FusedArgs& a, int xw) {
 }
 
 template <int D>
-void wg_launch(const FusedArgs& a, const TcParams& p, size_t smem, const CUtensorMap& map, void* stream) {
+void wg_launch(const FusedArgs& a, const TcParams& p, size_t smem, const CUtensorMap& xmap, const CUtensorMap& ymap,
+               void* stream) {
   auto kernel = wg_kernel<TILE_T, D>;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   const int64_t grid = std::min<int64_t>(p.n_tiles, a.num_sms > 0 ? a.num_sms : 1);  // 1 block per SM (smem)
   if (grid < 1) return;
-  kernel<<<static_cast<unsigned>(grid), kThreads, smem, static_cast<cudaStream_t>(stream)>>>(p, map);
+  kernel<<<static_cast<unsigned>(grid), kThreads, smem, static_cast<cudaStream_t>(stream)>>>(p, xmap, ymap);
 }
 
 int device_arch() {
@@ -416,11 +473,12 @@ void fused_forward(const FusedArgs& a, void* stream) {
   size_t smem = 0;
   if (wg_shape_refusal(a) || !wg_plan(a, p, smem))
     throw std::runtime_error("wgmma variant: shape not supported (see fused_unsupported)");
-  const CUtensorMap map = wg_x_map(a, p.XW);
+  const CUtensorMap xmap = wg_tensor_map(a.x, a.B, a.C_in, a.T, p.XW, false);
+  const CUtensorMap ymap = p.y_tma ? wg_tensor_map(a.y, a.B, a.C_out, a.T_out, 32, true) : xmap;
   switch (a.dilation) {
-    case 1: return wg_launch<1>(a, p, smem, map, stream);
-    case 2: return wg_launch<2>(a, p, smem, map, stream);
-    case 3: return wg_launch<3>(a, p, smem, map, stream);
-    default: return wg_launch<4>(a, p, smem, map, stream);
+    case 1: return wg_launch<1>(a, p, smem, xmap, ymap, stream);
+    case 2: return wg_launch<2>(a, p, smem, xmap, ymap, stream);
+    case 3: return wg_launch<3>(a, p, smem, xmap, ymap, stream);
+    default: return wg_launch<4>(a, p, smem, xmap, ymap, stream);
   }
 }
