@@ -175,12 +175,13 @@ __device__ __forceinline__ void bulk_wait_all() {
 // Depthwise + bias + SiLU of one channel over output groups [j0, j1) of one tile, into act (K-major,
 // swizzled: row = tile column, k = channel). Group j covers tile columns 4j - shift .. 4j - shift + 3 and
 // reads the 16-byte aligned x window starting at x-tile column 4j (see tc_dw_silu_x4). Channels >= C_in
-// (live == false) write zeros, so the padded K terms of the GEMM are exact zeros.
-template <int TT, int D>
-__device__ __forceinline__ void wg_dw_silu(unsigned char* sAct, const float* xrow, const float (&wt)[16 / D + 1],
-                                           float bias, int c, bool live, int j0, int j1, int shift, int K) {
-  constexpr int NQ = 5, kKmax = 16 / D + 1;
-  const int nq = ((K - 1) * D + 4 + 3) / 4;
+// (live == false) write zeros, so the padded K terms of the GEMM are exact zeros. K and D are compile-time
+// constants: only the window's float4s and the taps that exist are issued (the run-time K form issued
+// kKmax predicated taps and window copies: ~130 instructions per 4 outputs in the SASS at K=5, d=2).
+template <int TT, int D, int K>
+__device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, const float* xrow, const float (&wt)[16 / D + 1],
+                                             float bias, int c, bool live, int j0, int j1, int shift) {
+  constexpr int NQ = ((K - 1) * D + 4 + 3) / 4;  // float4s in the window
   const uint32_t cbase = (c >> 5) * (TT * 128) + (c & 3) * 4;
   const uint32_t chunk = (c >> 2) & 7;
   for (int j = j0; j < j1; ++j) {
@@ -188,18 +189,15 @@ __device__ __forceinline__ void wg_dw_silu(unsigned char* sAct, const float* xro
     if (live) {
       float win[4 * NQ];
 #pragma unroll
-      for (int q = 0; q < NQ; ++q)
-        if (q < nq) {
-          const float4 w4 = *reinterpret_cast<const float4*>(xrow + 4 * j + 4 * q);
-          win[4 * q] = w4.x; win[4 * q + 1] = w4.y; win[4 * q + 2] = w4.z; win[4 * q + 3] = w4.w;
-        }
+      for (int q = 0; q < NQ; ++q) {
+        const float4 w4 = *reinterpret_cast<const float4*>(xrow + 4 * j + 4 * q);
+        win[4 * q] = w4.x; win[4 * q + 1] = w4.y; win[4 * q + 2] = w4.z; win[4 * q + 3] = w4.w;
+      }
       float acc[4] = {bias, bias, bias, bias};
 #pragma unroll
-      for (int k = 0; k < kKmax; ++k)
-        if (k < K) {
+      for (int k = 0; k < K; ++k)
 #pragma unroll
-          for (int i = 0; i < 4; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
-        }
+        for (int i = 0; i < 4; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
 #pragma unroll
       for (int i = 0; i < 4; ++i) v[i] = tc_round_tf32(silu_fast(acc[i]));
     }
@@ -215,6 +213,15 @@ __device__ __forceinline__ void wg_dw_silu(unsigned char* sAct, const float* xro
       for (int i = 0; i < 4; ++i)
         if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
     }
+  }
+}
+// Run-time K -> wg_dw_silu_k<.., K> (K = KK, KK - 1, ..., 1; the shape test guarantees (K-1)*D <= 16).
+template <int TT, int D, int KK = 16 / D + 1>
+__device__ __forceinline__ void wg_dw_silu(int K, unsigned char* sAct, const float* xrow, const float (&wt)[16 / D + 1],
+                                           float bias, int c, bool live, int j0, int j1, int shift) {
+  if constexpr (KK >= 1) {
+    if (K == KK) wg_dw_silu_k<TT, D, KK>(sAct, xrow, wt, bias, c, live, j0, j1, shift);
+    else wg_dw_silu<TT, D, KK - 1>(K, sAct, xrow, wt, bias, c, live, j0, j1, shift);
   }
 }
 
@@ -287,8 +294,8 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const
     const int shift = static_cast<int>(xs - tc_x_start(xs, 4));
     const int G = TT / 4 + (shift > 0 ? 1 : 0);  // groups per channel row
     if (!(FUSED_ABLATE & 1))
-      wg_dw_silu<TT, D>(smem + p.off_act + s * p.act_stage, x_slot(s) + c * p.XW, wt, bias, c, live,
-                        G * h / nsplit, G * (h + 1) / nsplit, shift, p.K);
+      wg_dw_silu<TT, D>(p.K, smem + p.off_act + s * p.act_stage, x_slot(s) + c * p.XW, wt, bias, c, live,
+                        G * h / nsplit, G * (h + 1) / nsplit, shift);
   };
 
   const int64_t stride = gridDim.x;
@@ -365,9 +372,20 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const
         bulk_commit();
       }
     } else {
-      if (!(FUSED_ABLATE & 4))
+      const int64_t tcol = t0 + wg_n * kNT;
+      if (FUSED_ABLATE & 4) {
+      } else if (p.y_pair && tcol + kNT <= p.T_out && row_lo + 8 < p.C_out) {  // all of this thread's outputs exist
+        float* y_lo = y + (b * p.C_out + row_lo) * p.T_out + tcol + 2 * q;  // 8-byte aligned (y_pair)
+        float* y_hi = y_lo + 8 * p.T_out;
+#pragma unroll
+        for (int j = 0; j < kNT / 8; ++j) {
+          *reinterpret_cast<float2*>(y_lo + 8 * j) = make_float2(d[4 * j] + bias_lo, d[4 * j + 1] + bias_lo);
+          *reinterpret_cast<float2*>(y_hi + 8 * j) = make_float2(d[4 * j + 2] + bias_hi, d[4 * j + 3] + bias_hi);
+        }
+      } else {
         tc_warp_store<float, 16, kNT>(reinterpret_cast<const float(&)[1][kNT / 8][4]>(d), y, p, b,
-                                      wg_m * 64 + (warp & 3) * 16, t0 + wg_n * kNT);
+                                      wg_m * 64 + (warp & 3) * 16, tcol);
+      }
       __syncthreads();  // act[slot ^ 1] complete; x slot (slot ^ 1) free; act[slot] no longer read
     }
     if (!has_next) break;
