@@ -55,7 +55,7 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 # ModelNew's default: the fastest variant whose error is no worse than eager PyTorch's default (TF32),
 # and the export default: the fastest that passes KernelBench's allclose(1e-4). Chosen from
 # results/timings.csv (H200 rows); README's table shows the numbers.
-DEFAULT_VARIANT = "tf32_mma"
+DEFAULT_VARIANT = "wgmma_tf32"
 DEFAULT_EXPORT_VARIANT = "3xtf32_mma"
 
 
@@ -343,13 +343,14 @@ def _forward_args(model: nn.Module):
 # --------------------------------------------------------------------------------------------------
 def route_candidates(variant: str, device: str) -> list[str]:
     """The variants ModelNew tries for input on `device`, in order: `variant` (when it runs there), then the
-    strict variants of the device, newest rung first (the naive rung is general), then the others (e.g. the
-    bf16-I/O rung for bfloat16 input, which the fp32 rungs refuse)."""
+    others of its accuracy class, then the strict variants, newest rung first in each (the naive rung is
+    general), then the rest (e.g. the bf16-I/O rung for bfloat16 input, which the fp32 rungs refuse)."""
     first = [variant] if variant_info(variant).device == device else []
     newest = list(reversed(variants(device)))
+    same = [n for n in newest if variant_info(n).accuracy == variant_info(variant).accuracy]
     strict = [n for n in newest if variant_info(n).accuracy == "strict"]
-    rest = [n for n in newest if n not in strict]
-    return first + [n for n in strict + rest if n not in first]
+    order = first + same + strict + newest
+    return [n for i, n in enumerate(order) if n not in order[:i]]
 
 
 class ModelNew(Model):
@@ -955,6 +956,9 @@ def export_modelnew(variant: str | None = None, path: str | Path | None = None) 
         if '"""' in src:
             raise ValueError("kernel source contains a triple quote; cannot embed it")
     name = f"fused_{variant}_{hashlib.sha256((cpp + cuda).encode()).hexdigest()[:12]}"
+    # a kernel that needs one build arch (e.g. 9.0a for wgmma) names it; torch then adds no arch flags of its own
+    sm = v.arch.replace(".", "")
+    arch_flag = f', "-gencode=arch=compute_{sm},code=sm_{sm}"' if sm else ""
     text = f'''"""KernelBench ModelNew: fused depthwise-dilated Conv1d + SiLU + pointwise Conv1d, variant {variant!r}.
 
 Exported by fused_jit.export_modelnew from kernels/{v.path.name} (source hash {source_hash(variant)}),
@@ -977,7 +981,7 @@ fused = load_inline(
     cpp_sources=cpp_source,
     cuda_sources=cuda_source,
     extra_cflags=["-O3"],
-    extra_cuda_cflags=["-O3", "-std=c++17"],
+    extra_cuda_cflags=["-O3", "-std=c++17"{arch_flag}],
     no_implicit_headers=True,
 )
 

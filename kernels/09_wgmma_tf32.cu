@@ -36,7 +36,7 @@
 #endif
 static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 #ifndef FUSED_Y_TMA
-#define FUSED_Y_TMA 1  // 0: y always stored from the accumulators (the A/B of the TMA-store epilogue)
+#define FUSED_Y_TMA 0  // 1: y staged in smem and written by TMA stores (measured slower: see the header)
 #endif
 
 namespace {
@@ -226,7 +226,7 @@ __device__ __forceinline__ void wg_dw_silu(int K, unsigned char* sAct, const flo
 }
 
 // The kernel. Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x:
-//   prologue: cp.async W_pw; TMA x(0), x(1); round W_pw to tf32; depthwise(0) -> act[0]; TMA x(2); MMA(0)
+//   prologue: TMA x(0), x(1); W_pw -> smem (tf32); depthwise(0) -> act[0]; TMA x(2); MMA(0)
 //   step i:   wait x(i+1) (mbarrier); depthwise(i+1) -> act[(i+1)%2]   (MMA(i) runs meanwhile)
 //             wait MMA(i); bias + store y(i) from the accumulators
 //             barrier; TMA x(i+3) into the x slot depthwise(i+1) freed; issue MMA(i+1)
@@ -253,22 +253,6 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const
   for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
   if (live && p.b_dw) bias = __ldg(p.b_dw + c);
 
-  // W_pw -> swizzled K-major [4][kRows][32], zero outside C_out x C_in (cp.async zero-fill)
-  if (p.C_in % 4 == 0 && (reinterpret_cast<uintptr_t>(p.w_pw) & 15) == 0) {
-    const int c4 = CP / 4;
-    for (int i = tid; i < kRows * c4; i += kThreads) {
-      const int m = i / c4, k = (i - m * c4) * 4;
-      const bool ok = m < p.C_out && k < p.C_in;
-      cp_async_16(smem + p.off_w + wg_swz(m, k, kRows), ok ? p.w_pw + m * p.C_in + k : p.w_pw, ok ? 16 : 0);
-    }
-  } else {
-    for (int i = tid; i < kRows * CP; i += kThreads) {
-      const int m = i / CP, k = i - m * CP;
-      const bool ok = m < p.C_out && k < p.C_in;
-      cp_async_4(smem + p.off_w + wg_swz(m, k, kRows), ok ? p.w_pw + m * p.C_in + k : p.w_pw, ok ? 4 : 0);
-    }
-  }
-  cp_async_commit();
   if (tid == 0) {
     mbar_init(&xbar[0], 1);
     mbar_init(&xbar[1], 1);
@@ -304,14 +288,31 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const
     issue_x(0, tile);
     issue_x(1, tile + stride);
   }
-  cp_async_wait<0>();  // this thread's W_pw copies have landed
-  __syncthreads();     // ... everyone's
-  for (int i = tid; i < kRows * CP / 4; i += kThreads) {  // W_pw -> tf32 (round to nearest), in place
-    float4* w4 = reinterpret_cast<float4*>(sW) + i;
-    float4 v = *w4;
-    v.x = __uint_as_float(tc_tf32(v.x)); v.y = __uint_as_float(tc_tf32(v.y));
-    v.z = __uint_as_float(tc_tf32(v.z)); v.w = __uint_as_float(tc_tf32(v.w));
-    *w4 = v;
+  // (while the first x tiles are in flight) W_pw -> tf32 (round to nearest), swizzled K-major
+  // [4][kRows][32], zero outside C_out x C_in: every
+  // thread's 16-byte loads in flight at once, then rounded and stored (one L2 round trip per block).
+  if (p.C_in % 4 == 0 && (reinterpret_cast<uintptr_t>(p.w_pw) & 15) == 0) {
+    constexpr int kPer = kRows * CP / 4 / kThreads;  // float4s per thread
+    float4 v[kPer];
+#pragma unroll
+    for (int r = 0; r < kPer; ++r) {
+      const int i = tid + r * kThreads, m = i / (CP / 4), k = (i % (CP / 4)) * 4;
+      v[r] = (m < p.C_out && k < p.C_in) ? __ldg(reinterpret_cast<const float4*>(p.w_pw + m * p.C_in + k))
+                                         : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+#pragma unroll
+    for (int r = 0; r < kPer; ++r) {
+      const int i = tid + r * kThreads, m = i / (CP / 4), k = (i % (CP / 4)) * 4;
+      *reinterpret_cast<float4*>(smem + p.off_w + wg_swz(m, k, kRows)) =
+          make_float4(__uint_as_float(tc_tf32(v[r].x)), __uint_as_float(tc_tf32(v[r].y)),
+                      __uint_as_float(tc_tf32(v[r].z)), __uint_as_float(tc_tf32(v[r].w)));
+    }
+  } else {
+    for (int i = tid; i < kRows * CP; i += kThreads) {
+      const int m = i / CP, k = i - m * CP;
+      const float w = (m < p.C_out && k < p.C_in) ? __ldg(p.w_pw + m * p.C_in + k) : 0.0f;
+      *reinterpret_cast<float*>(smem + p.off_w + wg_swz(m, k, kRows)) = __uint_as_float(tc_tf32(w));
+    }
   }
   wait_x(0, 0);
   depthwise(0, tile);

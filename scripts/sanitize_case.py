@@ -12,7 +12,8 @@ variant = sys.argv[1]
 info = fj.variant_info(variant)
 shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   # the headline's tiles
           dict(B=1, C_in=96, C_out=200, T=131, K=4, dilation=3, bias=False),   # odd everything
-          dict(B=2, C_in=8, C_out=3, T=5, K=7, dilation=3, bias=True)]         # T below the span
+          dict(B=2, C_in=8, C_out=3, T=5, K=7, dilation=3, bias=True),        # T below the span
+          dict(B=1, C_in=72, C_out=40, T=8960, K=4, dilation=3, bias=False)]  # > 1 tile per block, odd T_out
 worst = 0.0
 for i, s in enumerate(shapes):
     for dt in info.dtypes:
