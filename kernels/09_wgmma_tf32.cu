@@ -1,29 +1,59 @@
 // variant: accuracy=tf32 dtypes=float32 arch=9.0a
-// Rung 9, Hopper wgmma: rung 5's math (TF32 tensor cores, fp32 accumulation, W_pw and act rounded to
-// tf32), but the pointwise GEMM is wgmma.mma_async (sm_90a) instead of mma.sync, and it runs under the
-// next tile's depthwise instead of after it:
-//   - two warpgroups (256 threads), each owning 64 output channels; one m64nTTk8 wgmma per 8 input
-//     channels reads W_pw and act straight from shared memory (no per-warp fragment loads: rung 5 issued
-//     ~21M warp instructions for 0.5M HMMA, this issues C_in/8 wgmma per warpgroup per tile);
-//   - W_pw (rows padded to 128) and act are stored K-major in the 128-byte swizzled layout wgmma reads
-//     (8 rows x 128 B atoms, 16-byte chunk index XOR row % 8), W_pw copied once per block by cp.async;
+// Rung 9, Hopper wgmma + TMA: rung 5's math (TF32 tensor cores, fp32 accumulation, W_pw and act rounded
+// to tf32), but the pointwise GEMM is wgmma.mma_async (sm_90a) instead of mma.sync, it runs under the next
+// tile's depthwise instead of after it, and the x tiles arrive by TMA:
+//   - four warpgroups (512 threads; WARPGROUPS=2 also builds), each owning 64 output channels x TILE_T/2
+//     time steps; one m64nNk8 wgmma per 8 input channels reads W_pw and act straight from shared memory
+//     (no per-warp fragment loads: rung 5 issued ~21M warp instructions for 0.5M HMMA);
+//   - W_pw (C_out padded to 128 rows, C_in to K = 128) and act are stored K-major in the 128-byte swizzled
+//     layout wgmma reads (8 rows x 128 B atoms, 16-byte chunk index XOR row % 8); W_pw once per block;
 //   - act is double-buffered: the wgmma of tile i is issued asynchronously, the block computes the
 //     depthwise + SiLU of tile i+1 into the other buffer meanwhile, then waits for the MMA and stores y(i)
-//     from the accumulators; x tiles are double-buffered by cp.async one tile ahead;
+//     from the accumulators;
+//   - x tiles are double-buffered, one 3-D TMA box each (zeros outside the tensor), issued by one thread
+//     and completed on an mbarrier: no warp spends instructions on copies;
 //   - the depthwise is tc_dw_silu_x4's windowed form (four outputs per thread from 16-byte x loads,
-//     dilation a compile-time constant), with a thread owning one channel for the whole kernel (its taps
-//     and bias in registers) and lanes on consecutive channels, so act stores are conflict-free.
+//     dilation and K compile-time constants), with a thread owning one channel for the whole kernel (its
+//     taps and bias in registers) and lanes on consecutive channels, so act stores are conflict-free.
 // Predicted (headline B=16 C=128 T=2048 K=5 d=2, TILE_T=64: 512 tiles, 3.9 per SM): the MMA (1M FMA per
 //   tile, ~1k cycles at wgmma's 1024 TF32 FMA/clk/SM) hides under the depthwise (~4k warp instructions per
 //   tile, ~1-2k cycles on 8 warps); per tile 72 KB of DRAM traffic at 4.27 TB/s / 132 SMs = 2.2 us, so the
 //   kernel is memory-bound if one tile of x prefetch keeps enough bytes in flight: ~8.5-10 us
 //   (floor 7.9 us) plus W_pw staging and the first tile (~1.5 us).
-// Timing experiments: FUSED_ABLATE (common.cuh; scripts/ablate.py) leaves out the depthwise (1), the
-//   MMAs (2), the y stores (4) or the x copies (8).
-// Measured: not yet (see results/timings.csv for rows of this variant).
+// Measured: 22.2 us median (p10-p90 21.7-22.9), rel. err 1.7e-4 (= eager's TF32 default), 3.85x eager
+//   (85.4 us) and 1.63x rung 5 (36.1 us) in the same run (H200, commit 77fa532, results/timings.csv,
+//   results/logs/h200_session_21.log); 2.8x the 7.9 us floor, 2.2x the prediction, and rung 5's <= 10 us
+//   target missed by 2.2x. Tuned WARPGROUPS=4 TILE_T=64 FUSED_Y_TMA=0 (results/tuned.json). ptxas (sm_90a):
+//   125-128 registers, 0 spills; dynamic smem 213 KiB (W_pw 64 + act 2 x 32 + x 2 x 42 KiB) -> 1 block/SM.
+//   memcheck + racecheck clean (h200_session_21.log; sanitize_case includes a shape with 2 tiles per block).
+// How it got there (each line: same-run rung 5 at 35.9-36.5 us; logs h200_session_15 .. 21):
+//   v1 x by cp.async, 2 warpgroups, run-time K: 33.0 us (3f54647). ncu (results/profiles/
+//      ncu_wgmma_tf32_03d9ce1.txt): 11.0M warp instructions, 8 warps/SM, DRAM 12% of peak. Stage costs
+//      (scripts/ablate.py; full 32.8 us): depthwise 9.0, MMA 1.8, y stores 8.3, x copies 9.3; all four out 6.5.
+//   v2 x tiles by TMA + 4 warpgroups (16 warps): 25.6 us (186d76d). Stage costs (full 25.6): depthwise 5.9,
+//      MMA 2.4, y stores 7.8, x copies 2.9; all out 6.7.
+//   v3 y staged in smem (128-byte swizzle) + TMA bulk tensor stores: 26.6 us vs 25.1 us from the registers
+//      (976a82e, h200_session_18.log): two more barriers per tile cost more than they save. Kept as
+//      FUSED_Y_TMA=1 for A/B; the default stores from the accumulators.
+//   v4 depthwise with compile-time K (the run-time form issued all 16/D+1 taps predicated: ~130 SASS
+//      instructions per 4 outputs -> ~80) + y stores without per-element tests: 23.0 us (94f8dd0). Stage
+//      costs (full 23.0): depthwise 5.0, MMA 3.0, y stores 2.9, x copies 2.9; all out 7.2.
+//   v5 W_pw staged with 16-byte loads instead of cp.async (racecheck reported a cp.async write hazard at
+//      94f8dd0, h200_session_20.log): 22.2 us (77fa532), racecheck clean.
+// Why not at the floor: ncu at 2359bdf (results/profiles/ncu_wgmma_tf32_2359bdf.txt; 22.4 us under the
+//   profiler): 9.9M warp instructions, 16 warps/SM, DRAM 17% of peak, ~0.4 instructions issued per cycle per
+//   scheduler: the stages of a tile still run one after another in the same warps (the ablation's stage costs
+//   add up instead of hiding behind the DRAM traffic). Part of every figure is the timer's: an empty kernel
+//   measures 4.4 us and the 33.6 MB copy 13.8 us under it (the L2 flush leaves dirty lines that are written
+//   back during the timed call; h200_session_19_timer_floor.txt).
+// Next: producer warpgroups for the depthwise (setmaxnreg) so that depthwise, MMA and stores of different
+//   tiles overlap; fewer instructions per depthwise output (the swizzled act addresses are ~20 of ~80);
+//   deeper x prefetch, which needs W_pw's 64 KB of smem (A operand from registers).
 // Shape limits (fused_unsupported): an sm_90 GPU (wgmma is sm_90a-only); fp32 x with T % 4 == 0 and
 //   16-byte alignment, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise); C_in <= 128,
-//   C_out <= 128. ModelNew routes every other shape to rung 5 or below.
+//   C_out <= 128. ModelNew routes every other shape to the next rung of its accuracy class (rung 8, then 5).
+// Timing experiments: FUSED_ABLATE (common.cuh; scripts/ablate.py) leaves out the depthwise (1), the
+//   MMAs (2), the y stores (4) or the x copies (8).
 #include "common.cuh"
 
 #include <cudaTypedefs.h>  // CUtensorMap, PFN_cuTensorMapEncodeTiled (fetched through the runtime: no -lcuda)

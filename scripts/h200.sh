@@ -79,7 +79,7 @@ for stage in $stages; do
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-wheels/*.whl
     export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH; python3 -m ipykernel install --user --name python3 >/dev/null
     mkdir -p "$OUT/nb"
-    for nb in notebooks/*.ipynb; do
+    for nb in ${NOTEBOOKS:-notebooks/*.ipynb}; do
       python3 -m papermill --cwd notebooks "$nb" "$OUT/nb/$(basename "$nb")" -k python3 --log-level WARNING && echo "executed $nb" || echo "NOTEBOOK FAILED $nb"
     done ;;
   esac
