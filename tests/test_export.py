@@ -38,6 +38,15 @@ def test_non_strict_export_warns(tmp_path):
         fj.export_modelnew("cpu", tmp_path / "c.py")
 
 
+def test_export_names_the_build_arch_a_kernel_needs(tmp_path):
+    """Rung 09 (wgmma, sm_90a only) exports with its -gencode flag, so torch adds no sm_90 target it cannot
+    build for; the other rungs leave the arch to torch (the visible GPU)."""
+    with pytest.warns(UserWarning):
+        text = fj.export_modelnew("wgmma_tf32", tmp_path / "w.py").read_text()
+    assert '"-gencode=arch=compute_90a,code=sm_90a"' in text
+    assert "-gencode" not in fj.export_modelnew("3xtf32_mma", tmp_path / "s.py").read_text()
+
+
 def test_exported_file_compiles_alone(exported, tmp_path):
     """Import the file from a folder with nothing of this repository: load_inline builds its extension."""
     alone = tmp_path / "alone"

@@ -1,4 +1,6 @@
 """The reference, ModelNew's parameters and routing, variant discovery, the shape battery (CPU, fast)."""
+import shutil
+
 import pytest
 import torch
 
@@ -49,6 +51,32 @@ def test_default_variants_exist_and_qualify():
     assert fj.variant_info(fj.DEFAULT_VARIANT).device == "cuda"
     assert fj.variant_info(fj.DEFAULT_VARIANT).accuracy in ("strict", "tf32")  # no worse than eager's TF32
     assert fj.variant_info(fj.DEFAULT_EXPORT_VARIANT).accuracy == "strict"
+
+
+def test_routing_tries_the_same_accuracy_class_first():
+    """A variant that refuses a shape hands it to the next variant of its own accuracy class (newest first),
+    then to the strict ones; every CUDA variant appears once."""
+    order = fj.route_candidates("wgmma_tf32", "cuda")
+    classes = [fj.variant_info(n).accuracy for n in order]
+    assert order[0] == "wgmma_tf32" and sorted(order) == sorted(fj.variants("cuda"))
+    first_other = next(i for i, c in enumerate(classes) if c != "tf32")
+    assert all(c == "tf32" for c in classes[:first_other]) and "tf32" not in classes[first_other:]
+    assert classes[first_other] == "strict"
+    assert fj.route_candidates("naive", "cpu") == ["cpu"]  # a CUDA variant never runs CPU input
+
+
+def test_variant_arch_from_its_first_line(tmp_path):
+    """`arch=` in a kernel's first line is the build arch (rung 09's wgmma/TMA need sm_90a), part of the
+    extension's name; other variants build for the visible GPU (sm_90 without one)."""
+    assert fj.variant_info("wgmma_tf32").arch == "9.0a"
+    assert fj.variant_info("tf32_mma").arch == ""
+    kdir = tmp_path / "kernels"
+    shutil.copytree(fj.KERNELS_DIR, kdir)
+    src = kdir / "05_tf32_mma.cu"
+    name_plain, arch_plain, _ = fj._build_plan(fj.variant_info("tf32_mma", kdir), {})
+    src.write_text(src.read_text().replace("dtypes=float32", "dtypes=float32 arch=9.0a", 1))
+    name_a, arch_a, _ = fj._build_plan(fj.variant_info("tf32_mma", kdir), {})
+    assert arch_a == "9.0a" and arch_plain != "9.0a" and name_a != name_plain
 
 
 def test_battery_covers_the_required_cases():
