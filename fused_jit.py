@@ -353,6 +353,18 @@ def route_candidates(variant: str, device: str) -> list[str]:
     return [n for i, n in enumerate(order) if n not in order[:i]]
 
 
+def first_that_runs(names: list[str], x: torch.Tensor, args: tuple) -> tuple[str | None, list[str]]:
+    """The first of `names` whose launcher accepts x and the weights `args` (None if none does), and the
+    reasons of those before it that refused ("name: why")."""
+    reasons = []
+    for name in names:
+        why = load(name).why_unsupported(x, *args)
+        if not why:
+            return name, reasons
+        reasons.append(f"{name}: {why}")
+    return None, reasons
+
+
 class ModelNew(Model):
     """Drop-in for `Model` (same `dw`/`pw` parameters and state_dict) whose forward runs a fused kernel.
 
@@ -378,14 +390,7 @@ class ModelNew(Model):
         key = (device, tuple(x.shape), x.dtype, args[1] is not None)
         ext = self._route.get(key)  # the loaded module: no file hashing on the per-call path
         if ext is None:
-            chosen = None
-            reasons = []
-            for name in route_candidates(self.variant, device):
-                why = load(name).why_unsupported(x, *args)
-                if not why:
-                    chosen = name
-                    break
-                reasons.append(f"{name}: {why}")
+            chosen, reasons = first_that_runs(route_candidates(self.variant, device), x, args)
             if chosen is None:
                 raise ValueError(f"no {device} variant can run x of shape {tuple(x.shape)} and dtype {x.dtype}: "
                                  + "; ".join(reasons or [f"no variants for device {device!r}"]))
@@ -777,13 +782,8 @@ def shape_sweep(variant: str | None = None, Ts=(256, 1024, 4096, 16384, 65536), 
         if min_bytes(shape) > max_bytes:
             continue
         model, x = _make_case(shape, torch.float32, device, seed=7)
-        reasons, chosen = [], None
-        for name in ([variant] if variant else route_candidates(DEFAULT_VARIANT, device)):
-            why = load(name).why_unsupported(x, *_forward_args(model))
-            if not why:
-                chosen = name
-                break
-            reasons.append(f"{name}: {why}")
+        names = [variant] if variant else route_candidates(DEFAULT_VARIANT, device)
+        chosen, reasons = first_that_runs(names, x, _forward_args(model))
         del model, x
         if chosen is None:
             tables.append(pd.DataFrame([{"variant": variant or "ModelNew", **_shape_cols(shape),

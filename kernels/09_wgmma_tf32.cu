@@ -24,7 +24,8 @@
 //   (85.4 us) and 1.63x rung 5 (36.1 us) in the same run (H200, commit 77fa532, results/timings.csv,
 //   results/logs/h200_session_21.log); 2.8x the 7.9 us floor, 2.2x the prediction, and rung 5's <= 10 us
 //   target missed by 2.2x. Tuned WARPGROUPS=4 TILE_T=64 FUSED_Y_TMA=0 (results/tuned.json). ptxas (sm_90a):
-//   125-128 registers, 0 spills; dynamic smem 213 KiB (W_pw 64 + act 2 x 32 + x 2 x 42 KiB) -> 1 block/SM.
+//   125-128 registers, 0 spills (results/logs/rung09_ptxas_sass.txt); dynamic smem 213 KiB (W_pw 64 +
+//   act 2 x 32 + x 2 x 42 KiB) -> 1 block/SM.
 //   memcheck + racecheck clean (h200_session_21.log; sanitize_case includes a shape with 2 tiles per block).
 // How it got there (each line: same-run rung 5 at 35.9-36.5 us; logs h200_session_15 .. 21):
 //   v1 x by cp.async, 2 warpgroups, run-time K: 33.0 us (3f54647). ncu (results/profiles/
@@ -35,8 +36,9 @@
 //   v3 y staged in smem (128-byte swizzle) + TMA bulk tensor stores: 26.6 us vs 25.1 us from the registers
 //      (976a82e, h200_session_18.log): two more barriers per tile cost more than they save. Kept as
 //      FUSED_Y_TMA=1 for A/B; the default stores from the accumulators.
-//   v4 depthwise with compile-time K (the run-time form issued all 16/D+1 taps predicated: ~130 SASS
-//      instructions per 4 outputs -> ~80) + y stores without per-element tests: 23.0 us (94f8dd0). Stage
+//   v4 depthwise with compile-time K (the run-time form issued all 16/D+1 taps predicated: its loop per 4
+//      outputs was 170-223 SASS instructions, now 106-110 at K=5, d=2, both store paths counted;
+//      results/logs/rung09_ptxas_sass.txt) + y stores without per-element tests: 23.0 us (94f8dd0). Stage
 //      costs (full 23.0): depthwise 5.0, MMA 3.0, y stores 2.9, x copies 2.9; all out 7.2.
 //   v5 W_pw staged with 16-byte loads instead of cp.async (racecheck reported a cp.async write hazard at
 //      94f8dd0, h200_session_20.log): 22.2 us (77fa532), racecheck clean.
@@ -47,7 +49,8 @@
 //   measures 4.4 us and the 33.6 MB copy 13.8 us under it (the L2 flush leaves dirty lines that are written
 //   back during the timed call; h200_session_19_timer_floor.txt).
 // Next: producer warpgroups for the depthwise (setmaxnreg) so that depthwise, MMA and stores of different
-//   tiles overlap; fewer instructions per depthwise output (the swizzled act addresses are ~20 of ~80);
+//   tiles overlap; fewer instructions per depthwise output (integer work, the swizzled act addresses and
+//   the tf32 rounding, is ~35 of the loop's 106 SASS instructions);
 //   deeper x prefetch, which needs W_pw's 64 KB of smem (A operand from registers).
 // Shape limits (fused_unsupported): an sm_90 GPU (wgmma is sm_90a-only); fp32 x with T % 4 == 0 and
 //   16-byte alignment, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise); C_in <= 128,
@@ -207,7 +210,7 @@ __device__ __forceinline__ void bulk_wait_all() {
 // reads the 16-byte aligned x window starting at x-tile column 4j (see tc_dw_silu_x4). Channels >= C_in
 // (live == false) write zeros, so the padded K terms of the GEMM are exact zeros. K and D are compile-time
 // constants: only the window's float4s and the taps that exist are issued (the run-time K form issued
-// kKmax predicated taps and window copies: ~130 instructions per 4 outputs in the SASS at K=5, d=2).
+// kKmax predicated taps and window copies: 170-223 SASS instructions per 4 outputs at d=2, now 106-110).
 template <int TT, int D, int K>
 __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, const float* xrow, const float (&wt)[16 / D + 1],
                                              float bias, int c, bool live, int j0, int j1, int shift) {
@@ -432,7 +435,8 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const
 const char* wg_shape_refusal(const FusedArgs& a) {
   if (!tc_x4_path(a))
     return "needs T % 4 == 0 and 16-byte aligned x, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise)";
-  if (a.C_in > kMaxCin || a.C_out > kRows) return "needs C_in <= 128 and C_out <= 128 (W_pw resident as two 64-row wgmma tiles)";
+  if (a.C_in > kMaxCin || a.C_out > kRows)
+    return "needs C_in <= 128 and C_out <= 128 (W_pw resident as two 64-row wgmma tiles)";
   return nullptr;
 }
 
@@ -487,16 +491,6 @@ CUtensorMap wg_tensor_map(const void* base, int64_t B, int64_t C, int64_t L, int
   return map;
 }
 
-template <int D>
-void wg_launch(const FusedArgs& a, const TcParams& p, size_t smem, const CUtensorMap& xmap, const CUtensorMap& ymap,
-               void* stream) {
-  auto kernel = wg_kernel<TILE_T, D>;
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  const int64_t grid = std::min<int64_t>(p.n_tiles, a.num_sms > 0 ? a.num_sms : 1);  // 1 block per SM (smem)
-  if (grid < 1) return;
-  kernel<<<static_cast<unsigned>(grid), kThreads, smem, static_cast<cudaStream_t>(stream)>>>(p, xmap, ymap);
-}
-
 int device_arch() {
   int dev = 0, major = 0, minor = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
@@ -525,9 +519,9 @@ void fused_forward(const FusedArgs& a, void* stream) {
   const CUtensorMap xmap = wg_tensor_map(a.x, a.B, a.C_in, a.T, p.XW, false);
   const CUtensorMap ymap = p.y_tma ? wg_tensor_map(a.y, a.B, a.C_out, a.T_out, 32, true) : xmap;
   switch (a.dilation) {
-    case 1: return wg_launch<1>(a, p, smem, xmap, ymap, stream);
-    case 2: return wg_launch<2>(a, p, smem, xmap, ymap, stream);
-    case 3: return wg_launch<3>(a, p, smem, xmap, ymap, stream);
-    default: return wg_launch<4>(a, p, smem, xmap, ymap, stream);
+    case 1: return tc_launch_persistent(wg_kernel<TILE_T, 1>, kThreads, smem, a, p, stream, xmap, ymap);
+    case 2: return tc_launch_persistent(wg_kernel<TILE_T, 2>, kThreads, smem, a, p, stream, xmap, ymap);
+    case 3: return tc_launch_persistent(wg_kernel<TILE_T, 3>, kThreads, smem, a, p, stream, xmap, ymap);
+    default: return tc_launch_persistent(wg_kernel<TILE_T, 4>, kThreads, smem, a, p, stream, xmap, ymap);
   }
 }

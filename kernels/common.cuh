@@ -720,16 +720,18 @@ inline const char* tc_fit_refusal(const FusedArgs& a, int elem_bytes, int TT, in
 }
 
 // Host: opt a tile kernel in to its dynamic smem, size the persistent grid (the blocks that fit on all
-// SMs at once, at most one per tile) and launch it on `stream`. Shared by tc_launch and tc_ws_launch.
-inline void tc_launch_persistent(void (*kernel)(const TcParams), int threads, size_t smem, const FusedArgs& a,
-                                 const TcParams& p, void* stream) {
+// SMs at once, at most one per tile) and launch it on `stream` with (p, extra...). Shared by tc_launch,
+// tc_ws_launch and rung 09 (whose kernel also takes its TMA descriptors).
+template <typename... KernelExtra, typename... Extra>
+void tc_launch_persistent(void (*kernel)(const TcParams, KernelExtra...), int threads, size_t smem,
+                          const FusedArgs& a, const TcParams& p, void* stream, const Extra&... extra) {
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
   const int64_t slots = static_cast<int64_t>(a.num_sms > 0 ? a.num_sms : 1) * (per_sm > 0 ? per_sm : 1);
   const int64_t grid = p.n_tiles < slots ? p.n_tiles : slots;
   if (grid < 1) return;
-  kernel<<<static_cast<unsigned>(grid), threads, smem, static_cast<cudaStream_t>(stream)>>>(p);
+  kernel<<<static_cast<unsigned>(grid), threads, smem, static_cast<cudaStream_t>(stream)>>>(p, extra...);
 }
 
 // Host: plan, opt in to the dynamic smem, size the persistent grid from the occupancy, launch.
