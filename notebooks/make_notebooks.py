@@ -983,7 +983,7 @@ error against float64, are printed per trial; a strict-class export should pass 
 # 07: Hopper (rungs 8-9)
 # --------------------------------------------------------------------------------------------------
 NOTEBOOKS["07_hopper_wgmma"] = ('''
-# 7. Overlapping the stages: warp specialization and Hopper's wgmma + TMA (rungs 8-9)
+# 7. Overlapping the stages: warp specialization and Hopper's wgmma + TMA (rungs 8-11)
 
 **Why.** Rung 5 (`tf32_mma`) moved the GEMM to tensor cores and stopped at ~36 us, 4.6x the memory floor, with
 DRAM mostly idle. The profiler said why: every warp runs every phase of a tile one after the other (wait for
@@ -997,12 +997,16 @@ kernel is bound by instruction issue and latency, not by bytes. Two ways to let 
   the block issues the MMA of tile i and computes the depthwise of tile i+1 while the tensor cores work.
   The x tiles arrive by TMA (one thread issues a whole 3-D box; zeros outside the tensor; completion counted
   on an mbarrier), so no warp spends instructions on copies.
+* rungs 10 and 11: the same Hopper kernel (`kernels/wgmma.cuh`, a template), for the other two accuracy
+  classes. `wgmma_3xtf32` stores W_pw and every activation twice, as big = tf32(v) and small = tf32(v - big),
+  and issues three wgmmas per k-step (big*big + big*small + small*big): fp32 accuracy on tensor cores.
+  `wgmma_bf16` takes bfloat16 / float16 x and y (half the bytes) and runs the GEMM in bf16.
 ''', [
     ("md", '''
 ## The plans and predictions
 '''),
     ("code", '''
-for name in ("warp_specialized", "wgmma_tf32"):
+for name in ("warp_specialized", "wgmma_tf32", "wgmma_3xtf32", "wgmma_bf16"):
     print(fj.variant_info(name))
     print(prediction(name), "\\n")
 '''),
@@ -1014,38 +1018,42 @@ be), in 8-row x 128-byte atoms whose 16-byte chunks are XOR-swizzled by the row,
 descriptor. The depthwise writes its activations straight into that layout (row = time step, k = channel).
 '''),
     ("code", '''
-show_source("wgmma_tf32", "// Shared-memory matrix descriptor", "// Pin the accumulators")
+show_source("wgmma.cuh", "// Shared-memory matrix descriptor", "// Pin the accumulators")
 '''),
     ("md", '''
-One tile's GEMM per warpgroup: 16 wgmmas (K = 128 in steps of 8), one commit group, no wait: the call returns
-while the tensor cores work.
+One tile's GEMM per warpgroup: 16 tf32 wgmmas (K = 128 in steps of 8; bf16: 8 in steps of 16), one commit
+group, no wait: the call returns while the tensor cores work. The 3xTF32 form issues three per k-step and
+spreads the big*big products over several accumulators (the tensor cores' accumulation truncates; a short
+chain keeps that error at fp32 level).
 '''),
     ("code", '''
-show_source("wgmma_tf32", "template <int N, int TT>", "// ---- TMA")
+show_source("wgmma.cuh", "// Issue this warpgroup's GEMM", "// ---- TMA")
 '''),
     ("md", '''
 The main loop: wait for x of the next tile (mbarrier), its depthwise (overlapping the MMA in flight), then
 wait for the MMA and store y from the accumulators; one barrier, the next TMA and the next MMA.
 '''),
     ("code", '''
-show_source("wgmma_tf32", "for (int i = 0;; ++i) {", "// Every x box")
+show_source("wgmma.cuh", "for (int i = 0;; ++i) {", "// Every x box")
 '''),
     ("md", '''
 ## Check
 
-Both rungs serve only the shapes of their fast path (`wgmma_tf32`: an sm_90 GPU, T % 4 == 0, dilation <= 4,
-span <= 16, C_in and C_out <= 128) and refuse the others with a reason; `ModelNew` routes those to a rung
-that can run them. Every shape they do run must pass.
+These rungs serve only the shapes of their fast path (the wgmma rungs: an sm_90 GPU, T % 4 == 0 (16-bit:
+T % 8 == 0), dilation <= 4, span <= 16, C_in and C_out <= 128) and refuse the others with a reason; `ModelNew`
+routes those to a rung that can run them. Every shape they do run must pass its accuracy class's bound
+(tf32 5e-4, strict 1e-6, bf16 1e-2 against float64 of the rounded inputs).
 '''),
     ("code", '''
 if not HAS_GPU:
     print("needs a CUDA GPU: skipped (wgmma and TMA exist only on sm_90)")
 else:
-    for name in ("warp_specialized", "wgmma_tf32"):
+    for name in ("wgmma_tf32", "warp_specialized", "wgmma_3xtf32", "wgmma_bf16"):
         table, ok = fj.check(name)
         check_summary(name, table, ok)
-    refused = table[table["status"].str.startswith("unsupported")]
-    print("\\nwgmma_tf32 refuses, e.g.:", refused["status"].iloc[0] if len(refused) else "nothing")
+        if name == "wgmma_tf32":
+            refused = table[table["status"].str.startswith("unsupported")]
+            print("    refuses, e.g.:", refused["status"].iloc[0] if len(refused) else "nothing")
 '''),
     ("md", '''
 `ModelNew` (default variant `fj.DEFAULT_VARIANT`) on a shape rung 9 refuses (odd T): a warning names the
@@ -1067,15 +1075,21 @@ print("default variant:", fj.DEFAULT_VARIANT, "| rel. err vs float64:", f"{fj.re
     ("md", '''
 ## Time
 
-Rungs 5, 8 and 9 in one run, with the baselines.
+Rungs 5, 6, 8, 9 and 10 in one run (float32), with the baselines; then the 16-bit rungs 7 and 11 in bfloat16.
 '''),
     ("code", '''
 if not HAS_GPU:
     print("needs a CUDA GPU: skipped (the CPU variant stands in, on a small shape)")
     timing = fj.bench(["cpu"], shape=RUN_SHAPE, reps=RUN_REPS)
 else:
-    timing = fj.bench(["tf32_mma", "warp_specialized", "wgmma_tf32"], shape=SHAPE, reps=REPS)
+    timing = fj.bench(["tf32_mma", "3xtf32_mma", "warp_specialized", "wgmma_tf32", "wgmma_3xtf32"], shape=SHAPE,
+                      reps=REPS)
 timing[BENCH_COLS]
+'''),
+    ("code", '''
+if HAS_GPU:
+    timing16 = fj.bench(["bf16_io", "wgmma_bf16"], shape=SHAPE, dtype="bfloat16", reps=REPS, baselines=())
+    display(timing16[BENCH_COLS])
 '''),
     ("md", '''
 ## Where the time goes: stage ablation

@@ -29,10 +29,14 @@ for stage in $stages; do
       xargs -P 7 -L 1 sh -c 'timeout 400 compute-sanitizer --tool $0 --print-limit 5 python3 scripts/sanitize_case.py $1 > /tmp/san_$0_$1.log 2>&1; echo "$0 $1 exit=$? :: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_case" /tmp/san_$0_$1.log | tr "\n" " ")"'
     grep -l -E "[1-9][0-9]* (errors|hazards)" /tmp/san_*.log | xargs -r -n1 sh -c 'echo "--- $0"; head -60 $0' ;;
   bench)
-    log "bench fp32"; timeout 400 python3 fused_jit.py bench $VARIANT_ARGS
-    if echo $VARIANTS | grep -qw bf16_io; then  # (VARIANTS may be newline-separated)
-      log "bench bf16"; python3 fused_jit.py bench --variant bf16_io --dtype bfloat16 --no-baselines
-      python3 fused_jit.py bench --variant bf16_io --dtype float16 --no-baselines
+    # fp32 rows for the variants that take float32; bf16 and fp16 rows for those that take 16-bit input
+    args_for() { python3 fused_jit.py list | awk -v vs="$VARIANTS" -v dt="$1" \
+      'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} want[$2] && $5 ~ dt {printf "--variant %s ", $2}'; }
+    log "bench fp32"; timeout 400 python3 fused_jit.py bench $(args_for float32)
+    B16=$(args_for bfloat16)
+    if [ -n "$B16" ]; then
+      log "bench bf16"; python3 fused_jit.py bench $B16 --dtype bfloat16 --no-baselines
+      log "bench fp16"; python3 fused_jit.py bench $(args_for float16) --dtype float16 --no-baselines
     fi ;;
   test)
     log "pytest -m gpu"
@@ -56,8 +60,10 @@ for stage in $stages; do
     timeout 400 python3 fused_jit.py sweep warp_specialized ${WS_GRID:-WARPS_M=4,8 WARPS_N=1,2 WARP_M=16,32 WARP_N=32,64 PRODUCER_WARPS=4,8} --reps 50 | grep -v "^$"
     cp results/tuned.json "$OUT/" ;;
   sweep_wg)
-    log "sweep wgmma_tf32"
-    timeout 300 python3 fused_jit.py sweep wgmma_tf32 ${WG_GRID:-TILE_T=32,64} --reps 100 | grep -v "^$"
+    log "sweep wgmma rungs (09 tf32, 10 3xtf32, 11 bf16)"
+    timeout 300 python3 fused_jit.py sweep wgmma_tf32 ${WG_GRID:-TILE_T=32,64 WARPGROUPS=2,4} --reps 100 | grep -v "^$"
+    timeout 300 python3 fused_jit.py sweep wgmma_3xtf32 ${WG3_GRID:-TILE_T=16,32 WARPGROUPS=2,4 WG_CHAINS=1,2,4} --reps 100 | grep -v "^$"
+    timeout 300 python3 fused_jit.py sweep wgmma_bf16 ${WGB_GRID:-TILE_T=64,128 WARPGROUPS=2,4} --reps 100 --dtype bfloat16 | grep -v "^$"
     cp results/tuned.json "$OUT/" ;;
   sweep2)
     log "sweep 3xtf32 + bf16"

@@ -1,0 +1,34 @@
+// variant: accuracy=strict dtypes=float32 arch=9.0a
+// Rung 10, 3xTF32 on wgmma: rung 06's split (a = big + small, big = tf32(a), small = tf32(a - big);
+// W*act ~ Wb*ab + Wb*as + Ws*ab, error ~2^-22 relative, as fp32's) on rung 09's Hopper kernel (wgmma.cuh):
+//   - W_pw is staged twice (big, small: 2 x 64 KB) and the depthwise writes each activation twice (big and
+//     small act tiles, double-buffered); every k-step issues three wgmmas (48 per tile per warpgroup);
+//   - the tensor cores' accumulation truncates, so the big*big products go into WG_CHAINS independent
+//     accumulators over K slices and the small terms into one more; the epilogue adds them in fp32
+//     (rung 06 needed a zeroed partial per k-step with mma.sync);
+//   - the accurate SiLU (expf, IEEE division): the activations must be fp32-exact.
+//   With 192 KB of W_pw and act at TILE_T = 32, one x slot fits (plan: S = 1): the x box of tile i+2 is
+//   issued as soon as the depthwise of tile i+1 has read the slot, so it loads under the y stores.
+// Predicted (headline B=16 C=128 T=2048 K=5 d=2, TILE_T=32, 4 warpgroups: 1024 tiles, 7.8 per SM): rung
+//   09's 22 us is issue-bound in the depthwise (~106 SASS per 4 outputs); the split adds a subtraction,
+//   a rounding and a second st.shared per output and the accurate SiLU (~2x the SiLU's 5 instructions),
+//   ~+40%, and the MMA triples (2.8 us in rung 09's ablation -> ~8 us, mostly hidden under the depthwise):
+//   ~28-32 us, vs rung 06's 56.7 us; the 14 us target stays out of reach until the depthwise is cheaper.
+// Measured: (see results/timings.csv; filled in from the logged run)
+// Shape limits: as rung 09 (fused_unsupported): an sm_90 GPU, fp32 x with T % 4 == 0 and 16-byte alignment,
+//   dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other shape to
+//   the next strict rung (06, then 04).
+#ifndef TILE_T
+#define TILE_T 32
+#endif
+#ifndef WARPGROUPS
+#define WARPGROUPS 4
+#endif
+#include "wgmma.cuh"
+
+const char* fused_unsupported(const FusedArgs& a) {
+  if (const char* why = require_float32(a)) return why;
+  return wg_refusal<float, true>(a);
+}
+
+void fused_forward(const FusedArgs& a, void* stream) { wg_launch<float, true>(a, stream); }

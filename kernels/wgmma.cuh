@@ -1,0 +1,587 @@
+// wgmma.cuh: the Hopper (sm_90a) tile kernel of rungs 09-11, templated on
+//   T      the element type of x and y (float; __nv_bfloat16 or __half, whose GEMM runs in bf16),
+//   kSplit 3xTF32 (rung 10): W_pw and act are stored twice, big = tf32(v) and small = tf32(v - big), and
+//          every k-step issues big*big + big*small + small*big, so the product is as accurate as fp32's.
+// The design is rung 09's (see its header): W_pw resident in smem, act double-buffered, both K-major in the
+// 128-byte swizzled layout wgmma reads; the GEMM of tile i runs asynchronously under the depthwise of tile
+// i+1; x tiles by TMA (one 3-D box, zeros outside the tensor) completed on an mbarrier; y stored from the
+// accumulators. A rung file sets TILE_T / WARPGROUPS (and WG_CHAINS for the split) before including this.
+// Shared-memory operands:
+//   tf32: 4 atoms of 32 channels (128 B per row); one m64nNk8 wgmma per 8 channels (16 per tile);
+//   bf16: 2 atoms of 64 channels (128 B per row); one m64nNk16 wgmma per 16 channels (8 per tile).
+#pragma once
+#include "common.cuh"
+
+#include <cudaTypedefs.h>  // CUtensorMap, PFN_cuTensorMapEncodeTiled (fetched through the runtime: no -lcuda)
+
+#ifndef TILE_T
+#define TILE_T 64
+#endif
+#ifndef WARPGROUPS
+#define WARPGROUPS 4  // 2: each warpgroup 64 channels x TILE_T; 4: 64 channels x TILE_T / 2
+#endif
+#ifndef WG_CHAINS
+#define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
+#endif
+static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
+static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
+
+namespace {
+
+constexpr int kThreads = WARPGROUPS * 128;
+constexpr int kRows = 128;     // W_pw rows in smem (C_out padded to 128; warpgroup g takes rows 64 (g % 2) ..)
+constexpr int kMaxCin = 128;   // the GEMM's K (C_in zero-padded)
+constexpr int kNT = TILE_T / (WARPGROUPS / 2);  // time columns per warpgroup: the wgmma N
+static_assert(kNT == 8 || kNT == 16 || kNT == 32 || kNT == 64, "TILE_T / (WARPGROUPS / 2) must be 8, 16, 32 or 64");
+static_assert(TILE_T % 8 == 0, "TILE_T must be a multiple of 8");
+
+// The GEMM's element type: tf32 (stored as float) for fp32 I/O, bf16 for 16-bit I/O (bf16's range also
+// holds fp16 activations).
+template <typename T>
+using WgElem = std::conditional_t<std::is_same_v<T, float>, float, __nv_bfloat16>;
+
+// ---- wgmma (sm_90a) ----
+// D (64 x N, fp32, registers) (+)= A (64 x k, W_pw rows, smem) * B (k x N, act, smem), k = 32 bytes of K;
+// both operands K-major, described by 64-bit shared-memory descriptors. D layout per warp w of the
+// warpgroup: rows 16w + lane/4 (+8), columns 8j + 2*(lane%4) (+1) in d[4j + {0,1,2,3}]: the mma.m16n8
+// C fragment order, so tc_warp_store writes it. (tf32 takes no transpose operands; bf16 takes 0, 0.)
+#define WG_PRE "{\n.reg .pred p;\nsetp.ne.b32 p, %"
+#define WG_R4 "%0, %1, %2, %3"
+#define WG_R8 WG_R4 ", %4, %5, %6, %7"
+#define WG_R16 WG_R8 ", %8, %9, %10, %11, %12, %13, %14, %15"
+#define WG_R32 WG_R16 ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define WG_D4(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+#define WG_D8(d) WG_D4(d), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define WG_D16(d) WG_D8(d), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), \
+                  "+f"(d[15])
+#define WG_D32(d) WG_D16(d), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), \
+                  "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),  \
+                  "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+// One wgmma: NREG accumulators %0.., descriptors %NREG, %NREG+1, accumulate flag %NREG+2.
+#define WG_MMA(INSTR, TAIL, REGS, NREG, NA, NB, NP, DOUT)                                                 \
+  asm volatile(WG_PRE #NP ", 0;\n" INSTR " {" REGS "}, %" #NA ", %" #NB ", p, 1, 1" TAIL ";\n}\n"          \
+               : DOUT                                                                                     \
+               : "l"(a), "l"(b), "r"(accumulate))
+template <int N, typename E>
+struct Wgmma;
+template <>
+struct Wgmma<8, float> {
+  static __device__ __forceinline__ void mma(float (&d)[4], uint64_t a, uint64_t b, int accumulate) {
+    WG_MMA("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", "", WG_R4, 4, 4, 5, 6, WG_D4(d));
+  }
+};
+template <>
+struct Wgmma<16, float> {
+  static __device__ __forceinline__ void mma(float (&d)[8], uint64_t a, uint64_t b, int accumulate) {
+    WG_MMA("wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32", "", WG_R8, 8, 8, 9, 10, WG_D8(d));
+  }
+};
+template <>
+struct Wgmma<32, float> {
+  static __device__ __forceinline__ void mma(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
+    WG_MMA("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32", "", WG_R16, 16, 16, 17, 18, WG_D16(d));
+  }
+};
+template <>
+struct Wgmma<64, float> {
+  static __device__ __forceinline__ void mma(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
+    WG_MMA("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "", WG_R32, 32, 32, 33, 34, WG_D32(d));
+  }
+};
+template <>
+struct Wgmma<8, __nv_bfloat16> {
+  static __device__ __forceinline__ void mma(float (&d)[4], uint64_t a, uint64_t b, int accumulate) {
+    WG_MMA("wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16", ", 0, 0", WG_R4, 4, 4, 5, 6, WG_D4(d));
+  }
+};
+template <>
+struct Wgmma<16, __nv_bfloat16> {
+  static __device__ __forceinline__ void mma(float (&d)[8], uint64_t a, uint64_t b, int accumulate) {
+    WG_MMA("wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16", ", 0, 0", WG_R8, 8, 8, 9, 10, WG_D8(d));
+  }
+};
+template <>
+struct Wgmma<32, __nv_bfloat16> {
+  static __device__ __forceinline__ void mma(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
+    WG_MMA("wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16", ", 0, 0", WG_R16, 16, 16, 17, 18, WG_D16(d));
+  }
+};
+template <>
+struct Wgmma<64, __nv_bfloat16> {
+  static __device__ __forceinline__ void mma(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
+    WG_MMA("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", ", 0, 0", WG_R32, 32, 32, 33, 34, WG_D32(d));
+  }
+};
+
+// Shared-memory matrix descriptor of a K-major operand in the 128-byte swizzled layout: start address,
+// leading byte offset unused (1), stride byte offset 1024 B (between 8-row groups), swizzle mode 1 (128 B).
+__device__ __forceinline__ uint64_t wg_desc(uint32_t smem_addr) {
+  return static_cast<uint64_t>((smem_addr & 0x3FFFF) >> 4) | (1ull << 16) | (static_cast<uint64_t>(1024 >> 4) << 32) |
+         (1ull << 62);
+}
+// Byte offset of element (row, k) of a K-major operand of ES-byte elements with `rows` rows, 128-byte
+// swizzle: K in atoms of 128 / ES elements (one 128-byte row each); an atom is `rows` rows of 128 B; the
+// 16-byte chunk index is XORed with row % 8. Atoms start 1024-byte aligned, as the hardware's swizzle assumes.
+template <int ES>
+__host__ __device__ __forceinline__ uint32_t wg_swz(int row, int k, int rows) {
+  constexpr int kAtomK = 128 / ES;
+  const int kb = (k % kAtomK) * ES;  // byte within the 128-byte row
+  return static_cast<uint32_t>((k / kAtomK) * rows * 128 + row * 128 + (((kb >> 4) ^ (row & 7)) << 4) + (kb & 15));
+}
+// Pin the accumulators around the asynchronous MMA, so the compiler neither reads nor moves them while
+// the tensor cores own them.
+template <int A, int R>
+__device__ __forceinline__ void wg_fence_regs(float (&d)[A][R]) {
+#pragma unroll
+  for (int c = 0; c < A; ++c)
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[c][i])::"memory");
+}
+template <int N>
+__device__ __forceinline__ void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Generic-proxy smem writes (st.shared) -> visible to the async proxy (wgmma operand reads, TMA writes).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// Issue this warpgroup's GEMM for one tile, all in one commit group (fully unrolled: a run-time trip count
+// made ptxas insert warpgroup waits). w_addr: smem address of the warpgroup's first W row (K atom 0);
+// act_addr: of its first act row, atoms TT rows apart. One accumulator d[0] = W * act; for the split
+// (A = WG_CHAINS + 1): d[c] = the big*big products of K slice c, d[A-1] = big*small + small*big, where
+// the small operands sit w_small / act_small bytes after the big ones. Chains, because the tensor cores'
+// accumulation truncates: a long chain of big*big products drifts by ~2^-24 per step.
+template <typename E, bool kSplit, int N, int TT, int A>
+__device__ __forceinline__ void wg_gemm_issue(float (&d)[A][N / 2], uint32_t w_addr, uint32_t act_addr,
+                                              uint32_t w_small, uint32_t act_small) {
+  constexpr int kSteps = kMaxCin * static_cast<int>(sizeof(E)) / 32;  // 32 bytes of K per wgmma
+  constexpr int kPerAtom = 4;                                         // k-steps per 128-byte atom row
+  wg_fence_regs(d);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int ks = 0; ks < (FUSED_ABLATE & 2 ? 0 : kSteps); ++ks) {
+    const uint32_t koff = (ks % kPerAtom) * 32u;
+    const uint32_t wa = w_addr + (ks / kPerAtom) * (kRows * 128) + koff;
+    const uint32_t aa = act_addr + (ks / kPerAtom) * (TT * 128) + koff;
+    if constexpr (!kSplit) {
+      Wgmma<N, E>::mma(d[0], wg_desc(wa), wg_desc(aa), ks > 0);
+    } else {
+      constexpr int kChainSteps = kSteps / (A - 1);
+      Wgmma<N, E>::mma(d[A - 1], wg_desc(wa), wg_desc(aa + act_small), ks > 0);
+      Wgmma<N, E>::mma(d[A - 1], wg_desc(wa + w_small), wg_desc(aa), 1);
+      Wgmma<N, E>::mma(d[ks / kChainSteps], wg_desc(wa), wg_desc(aa), ks % kChainSteps > 0);
+    }
+  }
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  wg_fence_regs(d);
+}
+
+// ---- TMA (cp.async.bulk.tensor) for the x tiles ----
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// Arm mbarrier `bar` for one phase: this thread's arrival plus `bytes` of transactions still to land.
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+// One 3-D box of x (t from c0, channels from c1, batch c2; zeros outside the tensor) -> smem, completing
+// `bytes` on `bar`.
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+      ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
+      : "memory");
+}
+
+// ---- depthwise ----
+// 16 bytes of x from smem -> G floats.
+__device__ __forceinline__ void wg_load16(const float* p, float (&v)[4]) {
+  const float4 w = *reinterpret_cast<const float4*>(p);
+  v[0] = w.x; v[1] = w.y; v[2] = w.z; v[3] = w.w;
+}
+template <typename H>  // __nv_bfloat16 or __half
+__device__ __forceinline__ void wg_load16(const H* p, float (&v)[8]) {
+  const uint4 w = *reinterpret_cast<const uint4*>(p);
+  const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (std::is_same_v<H, __nv_bfloat16>) {  // bf16 -> fp32 is a shift: two integer ops per pair
+      v[2 * i] = __uint_as_float(u[i] << 16);
+      v[2 * i + 1] = __uint_as_float(u[i] & 0xffff0000u);
+    } else {
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&u[i]));
+      v[2 * i] = f.x; v[2 * i + 1] = f.y;
+    }
+  }
+}
+// One activation into act (and its small part, split only), converted to the GEMM's element type.
+template <typename E, bool kSplit>
+__device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off, float v) {
+  if constexpr (std::is_same_v<E, float>) {
+    const float big = tc_round_tf32(v);
+    *reinterpret_cast<float*>(p) = big;
+    if constexpr (kSplit) *reinterpret_cast<float*>(p + small_off) = tc_round_tf32(v - big);
+  } else {
+    *reinterpret_cast<__nv_bfloat16*>(p) = __float2bfloat16_rn(v);
+  }
+}
+
+// Depthwise + bias + SiLU of one channel over output groups [j0, j1) of one tile, into act (K-major,
+// swizzled: row = tile column, k = channel). G = 16 bytes of x = 4 fp32 or 8 16-bit outputs per group:
+// group j covers tile columns G j - shift .. G j - shift + G - 1 and reads the 16-byte aligned x window
+// starting at x-tile column G j. Channels >= C_in (live == false) write zeros, so the padded K terms of
+// the GEMM are exact zeros. K and D are compile-time constants: only the window's 16-byte loads and the
+// taps that exist are issued (the run-time K form issued kKmax predicated taps and window copies: 170-223
+// SASS instructions per 4 outputs at d=2, then 106-110). SiLU: accurate (expf, IEEE division) for the
+// split, whose activations must be fp32-exact; the fast form otherwise (its ~1e-6 error is far below tf32's).
+template <typename T, bool kSplit, int TT, int D, int K>
+__device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small_off, const T* xrow,
+                                             const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
+                                             int j1, int shift) {
+  using E = WgElem<T>;
+  constexpr int G = 16 / static_cast<int>(sizeof(T));
+  constexpr int ES = static_cast<int>(sizeof(E));
+  constexpr int NQ = ((K - 1) * D + G + G - 1) / G;  // 16-byte loads in the window
+  const int kb = (c % (128 / ES)) * ES;              // byte of channel c within its atom row
+  const uint32_t cbase = (c / (128 / ES)) * (TT * 128) + (kb & 15);
+  const uint32_t chunk = kb >> 4;
+  for (int j = j0; j < j1; ++j) {
+    float v[G];
+#pragma unroll
+    for (int i = 0; i < G; ++i) v[i] = 0.0f;
+    if (live) {
+      float win[G * NQ];
+#pragma unroll
+      for (int q = 0; q < NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
+      float acc[G];
+#pragma unroll
+      for (int i = 0; i < G; ++i) acc[i] = bias;
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int i = 0; i < G; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
+#pragma unroll
+      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu(acc[i]) : silu_fast(acc[i]);
+    }
+    const int tt0 = G * j - shift;
+    auto put = [&](int tt, float val) {
+      wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
+    };
+    if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
+#pragma unroll
+      for (int i = 0; i < G; ++i) put(tt0 + i, v[i]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < G; ++i)
+        if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
+    }
+  }
+}
+// Run-time K -> wg_dw_silu_k<.., K> (K = KK, KK - 1, ..., 1; the shape test guarantees (K-1)*D <= 16).
+template <typename T, bool kSplit, int TT, int D, int KK = 16 / D + 1>
+__device__ __forceinline__ void wg_dw_silu(int K, unsigned char* sAct, uint32_t small_off, const T* xrow,
+                                           const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
+                                           int j1, int shift) {
+  if constexpr (KK >= 1) {
+    if (K == KK) wg_dw_silu_k<T, kSplit, TT, D, KK>(sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift);
+    else wg_dw_silu<T, kSplit, TT, D, KK - 1>(K, sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift);
+  }
+}
+
+// Host and device: the smem layout of one configuration (bytes).
+template <typename T, bool kSplit>
+struct WgLayout {
+  using E = WgElem<T>;
+  static constexpr uint32_t w_bytes = kRows * kMaxCin * sizeof(E);           // one copy of W_pw
+  static constexpr uint32_t act_part = TILE_T * kMaxCin * sizeof(E);         // one act tile (a multiple of 1024)
+  static constexpr uint32_t off_act = (kSplit ? 2 : 1) * w_bytes;            // [W_pw big | W_pw small]
+  static constexpr uint32_t act_stage = (kSplit ? 2 : 1) * act_part;         // [act big | act small] x 2 stages
+  static constexpr uint32_t off_x = off_act + 2 * act_stage;
+};
+
+// The kernel. Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x. x tiles
+// sit in S = p.x_slots slots (2 where smem allows), tile n in slot n % S, issued S tiles ahead:
+//   prologue: TMA x(0) (, x(1)); W_pw -> smem; depthwise(0) -> act[0]; TMA x(S); MMA(0)
+//   step i:   wait x(i+1) (mbarrier); depthwise(i+1) -> act[(i+1)%2]   (MMA(i) runs meanwhile)
+//             [S = 1: barrier; TMA x(i+2) into the slot depthwise(i+1) freed]
+//             wait MMA(i); bias + store y(i) from the accumulators
+//             barrier; [S = 2: TMA x(i+3) into the slot depthwise(i+1) freed]; issue MMA(i+1)
+// Warpgroup g multiplies W rows 64 (g % 2) .. + 63 by tile columns kNT (g / 2) .. + kNT - 1.
+template <typename T, bool kSplit, int TT, int D>
+__global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
+  using E = WgElem<T>;
+  using L = WgLayout<T, kSplit>;
+  constexpr int kKmax = 16 / D + 1;
+  constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
+  extern __shared__ unsigned char wg_smem_raw[];
+  // the swizzle needs 1024-byte aligned atoms: align the base (the plan asks for 1 KB extra)
+  unsigned char* smem = wg_smem_raw + ((1024 - (__cvta_generic_to_shared(wg_smem_raw) & 1023)) & 1023);
+  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // one per x slot
+  const uint32_t w_addr = smem_u32(smem), act_addr = smem_u32(smem + L::off_act);
+
+  const int tid = threadIdx.x, warp = tid >> 5, wgroup = warp >> 2;
+  // thread -> one channel c of the 128 (lanes on consecutive channels) and one share h of the tile's groups
+  constexpr int CP = kMaxCin, nsplit = kThreads / CP;
+  const int c = tid % CP, h = tid / CP;
+  const bool live = c < p.C_in;
+  float wt[kKmax], bias = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
+  if (live && p.b_dw) bias = __ldg(p.b_dw + c);
+
+  if (tid == 0) {
+    mbar_init(&xbar[0], 1);
+    mbar_init(&xbar[1], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
+  }
+  __syncthreads();
+
+  const int S = p.x_slots;
+  const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T);  // one box (zero-filled parts count)
+  auto x_slot = [&](int s) { return reinterpret_cast<const T*>(smem + L::off_x + s * p.x_stage); };
+  auto issue_x = [&](int n, int64_t t) {  // thread 0 only: the block's n-th tile (tile index t) -> slot n % S
+    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) {
+      const int s = n % S;
+      mbar_expect_tx(&xbar[s], x_bytes);
+      tma_load_3d(smem + L::off_x + s * p.x_stage, &xmap, &xbar[s],
+                  static_cast<int>(tc_x_start((t % p.n_tt) * TT - p.padding, 16 / sizeof(T))), 0,
+                  static_cast<int>(t / p.n_tt));
+    }
+  };
+  auto wait_x = [&](int n) {  // the block's n-th tile landed (slot n % S, its (n / S)-th fill: parity alternates)
+    if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[n % S], (n / S) & 1);
+  };
+  auto depthwise = [&](int n, int64_t t) {  // x slot n % S -> act buffer n % 2, tile t
+    constexpr int G = 16 / sizeof(T);
+    const int64_t xs = (t % p.n_tt) * TT - p.padding;
+    const int shift = static_cast<int>(xs - tc_x_start(xs, G));
+    const int groups = TT / G + (shift > 0 ? 1 : 0);  // per channel row
+    if (!(FUSED_ABLATE & 1))
+      wg_dw_silu<T, kSplit, TT, D>(p.K, smem + L::off_act + (n & 1) * L::act_stage, L::act_part,
+                                   x_slot(n % S) + c * p.XW, wt, bias, c, live, groups * h / nsplit,
+                                   groups * (h + 1) / nsplit, shift);
+  };
+
+  const int64_t stride = gridDim.x;
+  int64_t tile = blockIdx.x;  // grid <= n_tiles: every block has a first tile
+  if (tid == 0)
+    for (int n = 0; n < S; ++n) issue_x(n, tile + n * stride);
+  // (while the first x tiles are in flight) W_pw -> the GEMM's type (round to nearest), swizzled K-major,
+  // zero outside C_out x C_in; split: also the small parts. Every thread's 16-byte loads in flight at once,
+  // then converted and stored (one L2 round trip per block).
+  auto put_w = [&](int m, int k, const float (&w)[4]) {  // 4 consecutive k (16 bytes of fp32 W_pw)
+    unsigned char* dst = smem + wg_swz<sizeof(E)>(m, k, kRows);
+    if constexpr (std::is_same_v<E, float>) {
+      float big[4], small[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        big[i] = __uint_as_float(tc_tf32(w[i]));
+        small[i] = __uint_as_float(tc_tf32(w[i] - big[i]));
+      }
+      *reinterpret_cast<float4*>(dst) = make_float4(big[0], big[1], big[2], big[3]);
+      if constexpr (kSplit) *reinterpret_cast<float4*>(dst + L::w_bytes) = make_float4(small[0], small[1], small[2], small[3]);
+    } else {
+      const __nv_bfloat162 lo = __floats2bfloat162_rn(w[0], w[1]), hi = __floats2bfloat162_rn(w[2], w[3]);
+      *reinterpret_cast<uint2*>(dst) = make_uint2(*reinterpret_cast<const uint32_t*>(&lo),
+                                                  *reinterpret_cast<const uint32_t*>(&hi));
+    }
+  };
+  {
+    constexpr int kPer = kRows * CP / 4 / kThreads;  // 4-element groups per thread
+    const bool vec = p.C_in % 4 == 0 && (reinterpret_cast<uintptr_t>(p.w_pw) & 15) == 0;
+    float v[kPer][4];
+#pragma unroll
+    for (int r = 0; r < kPer; ++r) {
+      const int i = tid + r * kThreads, m = i / (CP / 4), k = (i % (CP / 4)) * 4;
+      if (vec) {
+        const float4 w4 = (m < p.C_out && k < p.C_in) ? __ldg(reinterpret_cast<const float4*>(p.w_pw + m * p.C_in + k))
+                                                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        v[r][0] = w4.x; v[r][1] = w4.y; v[r][2] = w4.z; v[r][3] = w4.w;
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) v[r][e] = (m < p.C_out && k + e < p.C_in) ? __ldg(p.w_pw + m * p.C_in + k + e) : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kPer; ++r) {
+      const int i = tid + r * kThreads;
+      put_w(i / (CP / 4), (i % (CP / 4)) * 4, v[r]);
+    }
+  }
+  wait_x(0);
+  depthwise(0, tile);
+  fence_proxy_async();
+  __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
+  if (tid == 0) issue_x(S, tile + S * stride);
+
+  float d[kAcc][kNT / 2];
+#pragma unroll
+  for (int a = 0; a < kAcc; ++a)
+#pragma unroll
+    for (int r = 0; r < kNT / 2; ++r) d[a][r] = 0.0f;
+  const int wg_m = wgroup & 1, wg_n = wgroup >> 1;
+  const uint32_t w_wg = w_addr + wg_m * 64 * 128;       // this warpgroup's first W row
+  const uint32_t act_wg = act_addr + wg_n * kNT * 128;  // ... and its first act row (tile column)
+  wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg, L::w_bytes, L::act_part);
+
+  // The loop exits only before an MMA is issued, so every path to the accumulators' next use passes a
+  // wgmma.wait (otherwise ptxas inserts one right after the issue and serializes MMA and depthwise).
+  T* y = static_cast<T*>(p.y);
+  const int lane = tid & 31, g = lane >> 2, q = lane & 3;
+  const int row_lo = wg_m * 64 + (warp & 3) * 16 + g;  // this thread's accumulator rows: row_lo, row_lo + 8
+  const float bias_lo = (p.b_pw && row_lo < p.C_out) ? __ldg(p.b_pw + row_lo) : 0.0f;
+  const float bias_hi = (p.b_pw && row_lo + 8 < p.C_out) ? __ldg(p.b_pw + row_lo + 8) : 0.0f;
+  for (int i = 0;; ++i) {
+    const int64_t next = tile + stride;
+    const bool has_next = next < p.n_tiles;  // block-uniform
+    if (has_next) {
+      wait_x(i + 1);           // x(next) landed
+      depthwise(i + 1, next);  // overlaps MMA(tile)
+      fence_proxy_async();     // act[(i + 1) % 2] -> visible to MMA(next)
+      if (S == 1) {            // the only x slot is free: refill it now, so the load overlaps the y stores
+        __syncthreads();
+        if (tid == 0) issue_x(i + 2, next + stride);
+      }
+    }
+    wg_wait<0>();
+    wg_fence_regs(d);
+    float out[kNT / 2];  // the accumulators summed (split: small terms, then the big chains)
+#pragma unroll
+    for (int r = 0; r < kNT / 2; ++r) {
+      out[r] = d[kAcc - 1][r];
+#pragma unroll
+      for (int a = 0; a + 1 < kAcc; ++a) out[r] += d[a][r];
+    }
+    const int64_t b = tile / p.n_tt, tcol = (tile % p.n_tt) * TT + wg_n * kNT;
+    if (FUSED_ABLATE & 4) {
+    } else if (p.y_pair && tcol + kNT <= p.T_out && row_lo + 8 < p.C_out) {  // all of this thread's outputs exist
+      T* y_lo = y + (b * p.C_out + row_lo) * p.T_out + tcol + 2 * q;  // pair-aligned (y_pair)
+      T* y_hi = y_lo + 8 * p.T_out;
+#pragma unroll
+      for (int j = 0; j < kNT / 8; ++j) {
+        tc_store2(y_lo + 8 * j, out[4 * j] + bias_lo, out[4 * j + 1] + bias_lo);
+        tc_store2(y_hi + 8 * j, out[4 * j + 2] + bias_hi, out[4 * j + 3] + bias_hi);
+      }
+    } else {
+      tc_warp_store<T, 16, kNT>(reinterpret_cast<const float(&)[1][kNT / 8][4]>(out), y, p, b,
+                                wg_m * 64 + (warp & 3) * 16, tcol);
+    }
+    __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
+    if (!has_next) break;
+    if (S == 2 && tid == 0) issue_x(i + 3, next + 2 * stride);
+    wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
+    tile = next;
+  }
+  // Every x box this block issued has been waited for (x(i+2), x(i+3) only exist while tiles remain).
+}
+
+// Host: the fast-path shape test (nullptr = supported). G = 16 bytes of x.
+template <typename T>
+const char* wg_shape_refusal(const FusedArgs& a) {
+  constexpr int G = 16 / sizeof(T);
+  if (a.T % G != 0 || reinterpret_cast<uintptr_t>(a.x) % 16 != 0 || a.dilation > 4 ||
+      static_cast<int64_t>(a.K - 1) * a.dilation > 16)
+    return G == 4 ? "needs T % 4 == 0 and 16-byte aligned x, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise)"
+                  : "needs T % 8 == 0 and 16-byte aligned x, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise)";
+  if (a.C_in > kMaxCin || a.C_out > kRows)
+    return "needs C_in <= 128 and C_out <= 128 (W_pw resident as two 64-row wgmma tiles)";
+  return nullptr;
+}
+
+// Host: smem layout [W_pw (big, small) | act x 2 | x x S | 2 mbarriers] (+1 KB for the 1024-byte alignment
+// of the base); S = 2 x slots where they fit, else 1.
+template <typename T, bool kSplit>
+bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
+  using L = WgLayout<T, kSplit>;
+  size_t unused;
+  if (!tc_plan(a, sizeof(T), TILE_T, kRows, p, unused)) return false;  // the shape fields of p
+  const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
+  constexpr int G = 16 / sizeof(T);
+  const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
+  int xw = static_cast<int>(TILE_T + (span + 2 * G - 1) / G * G);  // the last group's window ends there
+  if ((xw / G) % 2 == 0) xw += G;  // odd number of 16-byte chunks per row: the depthwise's 16-byte loads of
+                                   // 8 consecutive channels hit 8 distinct bank groups
+  p.C_in_pad = kMaxCin;  // the GEMM's K
+  p.XW = xw;
+  p.off_w = 0;
+  p.off_act = L::off_act;
+  p.act_stage = L::act_stage;
+  p.off_x = L::off_x;
+  p.x_stage = static_cast<uint32_t>((a.C_in * xw * sizeof(T) + 1023) / 1024 * 1024);  // TMA boxes: 128-byte aligned
+  if (xw > 256) return false;  // (a TMA box is at most 256 elements per dimension)
+  for (int slots = 2; slots >= 1; --slots) {
+    p.x_slots = slots;
+    p.off_mbar = p.off_x + slots * p.x_stage;
+    const int64_t total = static_cast<int64_t>(p.off_mbar) + 2 * 8 + 1024;
+    if (total <= limit) {
+      smem = static_cast<size_t>(total);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Host: a TMA descriptor of x, a (B, C, L) tensor of T, as 3-D (L, C, B), box (box_l, C, 1), no swizzle,
+// zeros outside.
+template <typename T>
+CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess || found != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  if (!encode) throw std::runtime_error("wgmma variant: the driver has no cuTensorMapEncodeTiled");
+  const CUtensorMapDataType type = std::is_same_v<T, float>           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : std::is_same_v<T, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                      : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  CUtensorMap map;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(L), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * sizeof(T), static_cast<cuuint64_t>(C * L) * sizeof(T)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_l), static_cast<cuuint32_t>(C), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUresult r = encode(&map, type, 3, const_cast<void*>(base), dims, strides, box, elem_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error("wgmma variant: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(r));
+  return map;
+}
+
+inline int device_arch() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  return major * 10 + minor;
+}
+
+// Host: the whole refusal of one configuration (nullptr = this variant computes `a`).
+template <typename T, bool kSplit>
+const char* wg_refusal(const FusedArgs& a) {
+  if (device_arch() != 90) return "needs an sm_90 GPU (H100/H200): wgmma exists only on sm_90a";
+  if (const char* why = wg_shape_refusal<T>(a)) return why;
+  TcParams p{};
+  size_t smem = 0;
+  if (!wg_plan<T, kSplit>(a, p, smem)) return "the kernel span (K-1)*dilation is too large for the x tiles in shared memory";
+  return nullptr;
+}
+
+// Host: plan, TMA descriptor, launch (dilation as a compile-time constant).
+template <typename T, bool kSplit>
+void wg_launch(const FusedArgs& a, void* stream) {
+  TcParams p{};
+  size_t smem = 0;
+  if (wg_shape_refusal<T>(a) || !wg_plan<T, kSplit>(a, p, smem))
+    throw std::runtime_error("wgmma variant: shape not supported (see fused_unsupported)");
+  const CUtensorMap xmap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW);
+  switch (a.dilation) {
+    case 1: return tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, 1>, kThreads, smem, a, p, stream, xmap);
+    case 2: return tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, 2>, kThreads, smem, a, p, stream, xmap);
+    case 3: return tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, 3>, kThreads, smem, a, p, stream, xmap);
+    default: return tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, 4>, kThreads, smem, a, p, stream, xmap);
+  }
+}
+
+}  // namespace
