@@ -406,7 +406,8 @@ class ModelNew(Model):
 # --------------------------------------------------------------------------------------------------
 def shape_battery() -> list[dict]:
     """The shapes every variant must pass: headline, odd T, T=1, T below the kernel span, C_in != C_out,
-    B=1, bias off, K in {1,2,3,4,7,9} x dilation in {1,2,3,4} (odd T), and K x dilation pairs with T % 4 == 0."""
+    B=1, bias off, K in {1,2,3,4,7,9} x dilation in {1,2,3,4} (odd T), and K x dilation pairs and odd
+    channel counts with T % 8 == 0 (the 16-byte vector paths)."""
     s = [dict(HEADLINE),
          dict(B=3, C_in=64, C_out=64, T=1037, K=5, dilation=2, bias=True),    # T not a multiple of any tile
          dict(B=2, C_in=16, C_out=8, T=1, K=3, dilation=1, bias=True),        # T = 1
@@ -418,10 +419,13 @@ def shape_battery() -> list[dict]:
          dict(B=2, C_in=256, C_out=64, T=4099, K=9, dilation=4, bias=True)]   # wide input, long T
     s += [dict(B=2, C_in=16, C_out=24, T=203, K=k, dilation=d, bias=True) for k in (1, 2, 3, 4, 7, 9)
           for d in (1, 2, 3, 4)]
-    # T % 4 == 0 (16-byte rows), so the rungs with a vector path (rung 08's windowed depthwise) run it at
-    # every dilation 1..4 and window width (span 1..16)
-    s += [dict(B=2, C_in=16, C_out=24, T=204, K=k, dilation=d, bias=True)
+    # T % 8 == 0 (16-byte rows in fp32 and in 16-bit), so the rungs with a vector path (the windowed
+    # depthwise of rungs 08-11) run it at every dilation 1..4 and window width (span 1..16), and with
+    # C_in != C_out, bias off, K even, B = 1, T below the span
+    s += [dict(B=2, C_in=16, C_out=24, T=208, K=k, dilation=d, bias=True)
           for k, d in ((7, 1), (9, 2), (2, 3), (4, 3), (6, 3), (1, 4), (3, 4), (5, 4))]
+    s += [dict(B=2, C_in=96, C_out=72, T=520, K=4, dilation=3, bias=False),
+          dict(B=1, C_in=40, C_out=128, T=8, K=9, dilation=2, bias=True)]
     return s
 
 
