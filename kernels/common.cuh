@@ -144,7 +144,6 @@ struct TcParams {
   uint32_t off_act, off_wdw, off_w;  // byte offsets of the smem regions
   uint32_t off_x, x_stage, act_stage;  // tc_ws_kernel only: first x slot, bytes per x slot / act slot
   uint32_t off_mbar;                   // tc_ws_kernel only: its 4 mbarriers (8 bytes each)
-  int x_slots;                         // rungs 09-11 (wgmma.cuh): x tiles in flight (1 or 2)
 };
 
 // Activation row stride (floats): TT + pad with stride % 32 == 8, so the B-fragment loads

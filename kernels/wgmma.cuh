@@ -20,6 +20,12 @@
 #ifndef WARPGROUPS
 #define WARPGROUPS 4  // 2: each warpgroup 64 channels x TILE_T; 4: 64 channels x TILE_T / 2
 #endif
+#ifndef WG_OLD_XW
+#define WG_OLD_XW 0
+#endif
+#ifndef WG_MIN_BLOCKS
+#define WG_MIN_BLOCKS 1  // __launch_bounds__ minimum blocks per SM (2: 2 blocks/SM where smem allows, <= 128 registers)
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -296,10 +302,15 @@ struct WgLayout {
   static constexpr uint32_t off_act = (kSplit ? 2 : 1) * w_bytes;            // [W_pw big | W_pw small]
   static constexpr uint32_t act_stage = (kSplit ? 2 : 1) * act_part;         // [act big | act small] x 2 stages
   static constexpr uint32_t off_x = off_act + 2 * act_stage;
+  // x slots: 2 where two of the largest x tiles (C_in = 128, span 16, one chunk of padding) fit, else 1 (a
+  // compile-time constant: the slot and mbarrier parity of a tile are then shifts, not divisions)
+  static constexpr int G = 16 / sizeof(T);
+  static constexpr uint32_t x_stage_max = (kMaxCin * (TILE_T + (16 + 2 * G - 1) / G * G + G) * sizeof(T) + 1023) / 1024 * 1024;
+  static constexpr int x_slots = off_x + 2 * x_stage_max + 2 * 8 + 1024 <= 227 * 1024 ? 2 : 1;
 };
 
 // The kernel. Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x. x tiles
-// sit in S = p.x_slots slots (2 where smem allows), tile n in slot n % S, issued S tiles ahead:
+// sit in S = L::x_slots slots (2 where smem allows), tile n in slot n % S, issued S tiles ahead:
 //   prologue: TMA x(0) (, x(1)); W_pw -> smem; depthwise(0) -> act[0]; TMA x(S); MMA(0)
 //   step i:   wait x(i+1) (mbarrier); depthwise(i+1) -> act[(i+1)%2]   (MMA(i) runs meanwhile)
 //             [S = 1: barrier; TMA x(i+2) into the slot depthwise(i+1) freed]
@@ -307,7 +318,7 @@ struct WgLayout {
 //             barrier; [S = 2: TMA x(i+3) into the slot depthwise(i+1) freed]; issue MMA(i+1)
 // Warpgroup g multiplies W rows 64 (g % 2) .. + 63 by tile columns kNT (g / 2) .. + kNT - 1.
 template <typename T, bool kSplit, int TT, int D>
-__global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
+__global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
   using E = WgElem<T>;
   using L = WgLayout<T, kSplit>;
   constexpr int kKmax = 16 / D + 1;
@@ -335,7 +346,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const
   }
   __syncthreads();
 
-  const int S = p.x_slots;
+  constexpr int S = L::x_slots;
   const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T);  // one box (zero-filled parts count)
   auto x_slot = [&](int s) { return reinterpret_cast<const T*>(smem + L::off_x + s * p.x_stage); };
   auto issue_x = [&](int n, int64_t t) {  // thread 0 only: the block's n-th tile (tile index t) -> slot n % S
@@ -437,7 +448,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const
       wait_x(i + 1);           // x(next) landed
       depthwise(i + 1, next);  // overlaps MMA(tile)
       fence_proxy_async();     // act[(i + 1) % 2] -> visible to MMA(next)
-      if (S == 1) {            // the only x slot is free: refill it now, so the load overlaps the y stores
+      if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
         __syncthreads();
         if (tid == 0) issue_x(i + 2, next + stride);
       }
@@ -467,7 +478,8 @@ __global__ void __launch_bounds__(kThreads, 1) wg_kernel(const TcParams p, const
     }
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (!has_next) break;
-    if (S == 2 && tid == 0) issue_x(i + 3, next + 2 * stride);
+    if constexpr (S == 2)
+      if (tid == 0) issue_x(i + 3, next + 2 * stride);
     wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
     tile = next;
   }
@@ -488,7 +500,7 @@ const char* wg_shape_refusal(const FusedArgs& a) {
 }
 
 // Host: smem layout [W_pw (big, small) | act x 2 | x x S | 2 mbarriers] (+1 KB for the 1024-byte alignment
-// of the base); S = 2 x slots where they fit, else 1.
+// of the base); S = WgLayout::x_slots.
 template <typename T, bool kSplit>
 bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   using L = WgLayout<T, kSplit>;
@@ -498,6 +510,9 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   constexpr int G = 16 / sizeof(T);
   const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
   int xw = static_cast<int>(TILE_T + (span + 2 * G - 1) / G * G);  // the last group's window ends there
+#if WG_OLD_XW
+  xw = static_cast<int>((TILE_T + span + 8 + 3) / 4 * 4);
+#endif
   if ((xw / G) % 2 == 0) xw += G;  // odd number of 16-byte chunks per row: the depthwise's 16-byte loads of
                                    // 8 consecutive channels hit 8 distinct bank groups
   p.C_in_pad = kMaxCin;  // the GEMM's K
@@ -507,17 +522,11 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   p.act_stage = L::act_stage;
   p.off_x = L::off_x;
   p.x_stage = static_cast<uint32_t>((a.C_in * xw * sizeof(T) + 1023) / 1024 * 1024);  // TMA boxes: 128-byte aligned
-  if (xw > 256) return false;  // (a TMA box is at most 256 elements per dimension)
-  for (int slots = 2; slots >= 1; --slots) {
-    p.x_slots = slots;
-    p.off_mbar = p.off_x + slots * p.x_stage;
-    const int64_t total = static_cast<int64_t>(p.off_mbar) + 2 * 8 + 1024;
-    if (total <= limit) {
-      smem = static_cast<size_t>(total);
-      return true;
-    }
-  }
-  return false;
+  p.off_mbar = p.off_x + L::x_slots * p.x_stage;
+  const int64_t total = static_cast<int64_t>(p.off_mbar) + 2 * 8 + 1024;
+  if (xw > 256 || total > limit) return false;  // (a TMA box is at most 256 elements per dimension)
+  smem = static_cast<size_t>(total);
+  return true;
 }
 
 // Host: a TMA descriptor of x, a (B, C, L) tensor of T, as 3-D (L, C, B), box (box_l, C, 1), no swizzle,
