@@ -20,9 +20,6 @@
 #ifndef WARPGROUPS
 #define WARPGROUPS 4  // 2: each warpgroup 64 channels x TILE_T; 4: 64 channels x TILE_T / 2
 #endif
-#ifndef WG_OLD_XW
-#define WG_OLD_XW 0
-#endif
 #ifndef WG_MIN_BLOCKS
 #define WG_MIN_BLOCKS 1  // __launch_bounds__ minimum blocks per SM (2: 2 blocks/SM where smem allows, <= 128 registers)
 #endif
@@ -510,9 +507,6 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   constexpr int G = 16 / sizeof(T);
   const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
   int xw = static_cast<int>(TILE_T + (span + 2 * G - 1) / G * G);  // the last group's window ends there
-#if WG_OLD_XW
-  xw = static_cast<int>((TILE_T + span + 8 + 3) / 4 * 4);
-#endif
   if ((xw / G) % 2 == 0) xw += G;  // odd number of 16-byte chunks per row: the depthwise's 16-byte loads of
                                    // 8 consecutive channels hit 8 distinct bank groups
   p.C_in_pad = kMaxCin;  // the GEMM's K
