@@ -22,7 +22,10 @@
 #define TILE_T 32
 #endif
 #ifndef WARPGROUPS
-#define WARPGROUPS 4
+#define WARPGROUPS 2
+#endif
+#ifndef WG_CHAINS
+#define WG_CHAINS 2
 #endif
 #include "wgmma.cuh"
 

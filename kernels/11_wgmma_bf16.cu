@@ -17,7 +17,7 @@
 //   alignment, dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other
 //   shape (and float32 input) to the next rung that serves it (rung 07 for 16-bit input).
 #ifndef TILE_T
-#define TILE_T 64
+#define TILE_T 128
 #endif
 #ifndef WARPGROUPS
 #define WARPGROUPS 4

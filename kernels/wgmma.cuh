@@ -23,6 +23,9 @@
 #ifndef WG_MIN_BLOCKS
 #define WG_MIN_BLOCKS 1  // __launch_bounds__ minimum blocks per SM (2: 2 blocks/SM where smem allows, <= 128 registers)
 #endif
+#ifndef WG_W_LATE
+#define WG_W_LATE 0  // 1: W_pw's stores wait until after the first tile's depthwise (its loads are in flight meanwhile)
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -373,17 +376,21 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   int64_t tile = blockIdx.x;  // grid <= n_tiles: every block has a first tile
   if (tid == 0)
     for (int n = 0; n < S; ++n) issue_x(n, tile + n * stride);
-  // (while the first x tiles are in flight) W_pw -> the GEMM's type (round to nearest), swizzled K-major,
-  // zero outside C_out x C_in; split: also the small parts. Every thread's 16-byte loads in flight at once,
-  // then converted and stored (one L2 round trip per block).
-  auto put_w = [&](int m, int k, const float (&w)[4]) {  // 4 consecutive k (16 bytes of fp32 W_pw)
+  // W_pw -> the GEMM's type (round to nearest), swizzled K-major, zero outside C_out x C_in; split: also the
+  // small parts. Every thread's 16-byte loads go out at once, before any store: the fill is on every block's
+  // critical path (a fill whose loop also held the scalar fallback issued its loads one by one and made the
+  // whole kernel 2.4 us slower, h200_session_23e). WG_W_LATE = 1: the loads go out before the first x tile
+  // is awaited and the stores follow depthwise(0), so the L2 latency of W_pw hides under both.
+  auto put_w = [&](int i, const float4& w4) {  // float4 i of the 128 x 128 W_pw (4 consecutive k)
+    const int m = i / (CP / 4), k = (i % (CP / 4)) * 4;
+    const float w[4] = {w4.x, w4.y, w4.z, w4.w};
     unsigned char* dst = smem + wg_swz<sizeof(E)>(m, k, kRows);
     if constexpr (std::is_same_v<E, float>) {
       float big[4], small[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        big[i] = __uint_as_float(tc_tf32(w[i]));
-        small[i] = __uint_as_float(tc_tf32(w[i] - big[i]));
+      for (int e = 0; e < 4; ++e) {
+        big[e] = __uint_as_float(tc_tf32(w[e]));
+        small[e] = __uint_as_float(tc_tf32(w[e] - big[e]));
       }
       *reinterpret_cast<float4*>(dst) = make_float4(big[0], big[1], big[2], big[3]);
       if constexpr (kSplit) *reinterpret_cast<float4*>(dst + L::w_bytes) = make_float4(small[0], small[1], small[2], small[3]);
@@ -393,30 +400,36 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
                                                   *reinterpret_cast<const uint32_t*>(&hi));
     }
   };
-  {
-    constexpr int kPer = kRows * CP / 4 / kThreads;  // 4-element groups per thread
-    const bool vec = p.C_in % 4 == 0 && (reinterpret_cast<uintptr_t>(p.w_pw) & 15) == 0;
-    float v[kPer][4];
+  constexpr int kPer = kRows * CP / 4 / kThreads;  // float4s of W_pw per thread
+  const bool w_vec = p.C_in % 4 == 0 && (reinterpret_cast<uintptr_t>(p.w_pw) & 15) == 0;  // block-uniform
+  float4 wv[kPer];
+  auto load_w = [&] {
+    if (!w_vec) return;
 #pragma unroll
     for (int r = 0; r < kPer; ++r) {
       const int i = tid + r * kThreads, m = i / (CP / 4), k = (i % (CP / 4)) * 4;
-      if (vec) {
-        const float4 w4 = (m < p.C_out && k < p.C_in) ? __ldg(reinterpret_cast<const float4*>(p.w_pw + m * p.C_in + k))
-                                                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        v[r][0] = w4.x; v[r][1] = w4.y; v[r][2] = w4.z; v[r][3] = w4.w;
-      } else {
+      wv[r] = (m < p.C_out && k < p.C_in) ? __ldg(reinterpret_cast<const float4*>(p.w_pw + m * p.C_in + k))
+                                          : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  };
+  auto store_w = [&] {
+    if (w_vec) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) v[r][e] = (m < p.C_out && k + e < p.C_in) ? __ldg(p.w_pw + m * p.C_in + k + e) : 0.0f;
+      for (int r = 0; r < kPer; ++r) put_w(tid + r * kThreads, wv[r]);
+    } else {  // C_in % 4 != 0 or unaligned W_pw: element loads
+      for (int i = tid; i < kRows * CP / 4; i += kThreads) {
+        const int m = i / (CP / 4), k = (i % (CP / 4)) * 4;
+        float e[4];
+        for (int j = 0; j < 4; ++j) e[j] = (m < p.C_out && k + j < p.C_in) ? __ldg(p.w_pw + m * p.C_in + k + j) : 0.0f;
+        put_w(i, make_float4(e[0], e[1], e[2], e[3]));
       }
     }
-#pragma unroll
-    for (int r = 0; r < kPer; ++r) {
-      const int i = tid + r * kThreads;
-      put_w(i / (CP / 4), (i % (CP / 4)) * 4, v[r]);
-    }
-  }
+  };
+  load_w();
+  if (!WG_W_LATE) store_w();
   wait_x(0);
   depthwise(0, tile);
+  if (WG_W_LATE) store_w();
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
   if (tid == 0) issue_x(S, tile + S * stride);
