@@ -42,12 +42,14 @@ def test_modelnew_routes_what_a_rung_cannot_run():
     assert fj.rel_err(y, fj.reference(model, x)) <= fj.tolerance(fj.DEFAULT_VARIANT)
 
 
-def test_bf16_and_fp16_io():
-    v = "bf16_io"
+@pytest.mark.parametrize("v", ["bf16_io", "wgmma_bf16"])
+def test_bf16_and_fp16_io(v):
+    shapes = [fj.HEADLINE, dict(B=2, C_in=96, C_out=200, T=513, K=4, dilation=3, bias=False),
+              dict(B=2, C_in=96, C_out=72, T=520, K=4, dilation=3, bias=False)]
     for dt in ("bfloat16", "float16"):
-        table, ok = fj.check(v, shapes=[fj.HEADLINE, dict(B=2, C_in=96, C_out=200, T=513, K=4, dilation=3,
-                                                            bias=False)], dtypes=[dt])
+        table, ok = fj.check(v, shapes=shapes, dtypes=[dt])
         assert ok, table.to_string()
+        assert (table.status == "pass").sum() >= 2, table.to_string()  # the 16-byte-row shapes ran
 
 
 def test_launcher_errors_on_gpu():
