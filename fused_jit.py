@@ -1076,8 +1076,9 @@ def read_results(path: Path | None = None) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------------
 def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None, shape: dict | None = None,
                  ) -> pd.DataFrame:
-    """The latest bench row of each variant and baseline on one GPU at one shape (headline by default):
-    its time, spread, error, ratio to the floor and speedup over eager timed in the same run."""
+    """The latest bench row of each variant and baseline (per dtype) on one GPU at one shape (headline by
+    default): its time, spread, error, ratio to the floor and speedup over eager timed in the same run
+    (NaN where that run did not time eager)."""
     df = read_results() if df is None else df
     shape = dict(shape or HEADLINE)
     if df.empty:
@@ -1092,19 +1093,14 @@ def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None,
     device_name = device_name or sel["device_name"].iloc[-1]
     sel = sel[sel["device_name"] == device_name].copy()
     sel["run"] = _run_ids(sel)
-    # per dtype: the latest run that timed the most variants (a whole-ladder `bench`, not a notebook's subset)
-    parts = []
-    for _, d in sel.groupby("dtype", sort=False):
-        size = d.groupby("run")["variant"].transform("nunique")
-        best = d[size == size.max()]
-        parts.append(best[best["run"] == best.sort_values("timestamp")["run"].iloc[-1]])
-    latest = pd.concat(parts).copy()
+    latest = sel.sort_values("timestamp", kind="stable").groupby(["variant", "dtype"]).tail(1).copy()
     order = {n: i for i, n in enumerate(list(BASELINES) + variants())}
     latest["order"] = latest["variant"].map(lambda n: order.get(n, 99))
     latest = latest.sort_values(["order", "dtype"]).drop(columns="order")
     latest["x_floor"] = latest["median_us"] / latest["floor_us"]
-    eager = latest[latest["variant"] == "eager"].set_index("dtype")["median_us"]  # eager in the same dtype
-    latest["speedup_vs_eager"] = latest["dtype"].map(eager) / latest["median_us"]
+    eager = sel[sel["variant"] == "eager"].groupby(["run", "dtype"])["median_us"].last()  # same run and dtype
+    latest["speedup_vs_eager"] = [eager.get((r, dt), float("nan")) / m
+                                  for r, dt, m in zip(latest["run"], latest["dtype"], latest["median_us"])]
     return latest
 
 
@@ -1134,14 +1130,14 @@ def plot_ladder(df: pd.DataFrame | None = None, device_name: str | None = None, 
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     t = ladder_table(df, device_name)
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    fig, ax = plt.subplots(figsize=(11, 5))
     if t.empty:
         ax.text(0.5, 0.5, "no GPU bench rows in results/timings.csv yet", ha="center", va="center")
         if path is not None:
             fig.savefig(path, dpi=120)
         return fig
     rungs = t[~t["variant"].isin(BASELINES)]
-    labels = [f"{r.variant}" + ("" if r.dtype == "float32" else f"\n({r.dtype})") for r in rungs.itertuples()]
+    labels = [f"{r.variant}" + ("" if r.dtype == "float32" else f" ({r.dtype})") for r in rungs.itertuples()]
     med = rungs["median_us"].to_numpy()
     err = np.vstack([med - rungs["p10_us"].to_numpy(), rungs["p90_us"].to_numpy() - med])
     ax.bar(labels, med, yerr=err, color="#4c72b0", capsize=3)
@@ -1159,7 +1155,7 @@ def plot_ladder(df: pd.DataFrame | None = None, device_name: str | None = None, 
     ax.set_ylabel("median time per call, us (log)")
     ax.set_title(f"The ladder at B=16 C=128 T=2048 K=5 d=2 on {t['device_name'].iloc[0]} (L2 flushed)")
     ax.legend(fontsize=8, loc="upper right")
-    plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
+    plt.setp(ax.get_xticklabels(), rotation=35, ha="right")
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=120)
@@ -1178,8 +1174,9 @@ def report(readme: Path | None = None) -> pd.DataFrame:
         return t
     lines = [f"GPU: {t['device_name'].iloc[0]}, torch {t['torch'].iloc[0]}, CUDA {t['cuda'].iloc[0]}, "
              f"commit(s) {', '.join(sorted(set(map(str, t['commit']))))}; median of {int(t['n'].max())} calls, "
-             "L2 flushed; floor = minimum bytes / copy bandwidth measured in the same run; speedup vs eager in the "
-             "same dtype.", "",
+             "L2 flushed; each row is the latest bench of that variant and dtype; floor = minimum bytes / copy "
+             "bandwidth measured in the same run; speedup vs eager in the same run and dtype (-: that run did not "
+             "time eager).", "",
              "| rung | variant | dtype | median us | p10-p90 us | rel. err vs fp64 | x floor | speedup vs eager |",
              "|---|---|---|---|---|---|---|---|"]
     for r in t.itertuples():

@@ -1,5 +1,5 @@
 // variant: accuracy=tf32 dtypes=float32 arch=9.0a
-// Rung 9, Hopper wgmma + TMA: rung 5's math (TF32 tensor cores, fp32 accumulation, W_pw and act rounded
+// Rung 9, Hopper wgmma + TMA (kernels/wgmma.cuh, shared with rungs 10-11): rung 5's math (TF32 tensor cores, fp32 accumulation, W_pw and act rounded
 // to tf32), but the pointwise GEMM is wgmma.mma_async (sm_90a) instead of mma.sync, it runs under the next
 // tile's depthwise instead of after it, and the x tiles arrive by TMA:
 //   - four warpgroups (512 threads; WARPGROUPS=2 also builds), each owning 64 output channels x TILE_T/2
@@ -20,13 +20,14 @@
 //   tile, ~1-2k cycles on 8 warps); per tile 72 KB of DRAM traffic at 4.27 TB/s / 132 SMs = 2.2 us, so the
 //   kernel is memory-bound if one tile of x prefetch keeps enough bytes in flight: ~8.5-10 us
 //   (floor 7.9 us) plus W_pw staging and the first tile (~1.5 us).
-// Measured: 22.2 us median (p10-p90 21.7-22.9), rel. err 1.7e-4 (= eager's TF32 default), 3.85x eager
-//   (85.4 us) and 1.63x rung 5 (36.1 us) in the same run (H200, commit 77fa532, results/timings.csv,
-//   results/logs/h200_session_21.log); 2.8x the 7.9 us floor, 2.2x the prediction, and rung 5's <= 10 us
-//   target missed by 2.2x. Tuned WARPGROUPS=4 TILE_T=64 FUSED_Y_TMA=0 (results/tuned.json). ptxas (sm_90a):
-//   125-128 registers, 0 spills (results/logs/rung09_ptxas_sass.txt); dynamic smem 213 KiB (W_pw 64 +
-//   act 2 x 32 + x 2 x 42 KiB) -> 1 block/SM.
-//   memcheck + racecheck clean (h200_session_21.log; sanitize_case includes a shape with 2 tiles per block).
+// Measured: 22.5 us median (p10-p90 21.9-23.3), rel. err 1.7e-4 (= eager's TF32 default), 3.81x eager
+//   (85.5 us) and 1.63x rung 5 (36.5 us) in the same run (H200, commit 6e7a8f6, results/timings.csv,
+//   results/logs/h200_session_23f_sweep_check_sanitize_bench.log; notebook 07 at e76836e: 22.1 us); 2.8x the
+//   7.9 us floor, 2.2x the prediction, and rung 5's <= 10 us target missed by 2.2x. Tuned WARPGROUPS=4
+//   TILE_T=64 WG_W_LATE=0 (results/tuned.json). ptxas (sm_90a, nvcc 13.0, D = 4, 3, 2, 1): 108, 108, 112,
+//   118 registers, 0 spills; dynamic smem 205 KiB at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB)
+//   -> 1 block/SM. memcheck + racecheck clean (h200_session_23f; sanitize_case includes a shape with 2
+//   tiles per block).
 // How it got there (each line: same-run rung 5 at 35.9-36.5 us; logs h200_session_15 .. 21):
 //   v1 x by cp.async, 2 warpgroups, run-time K: 33.0 us (3f54647). ncu (results/profiles/
 //      ncu_wgmma_tf32_03d9ce1.txt): 11.0M warp instructions, 8 warps/SM, DRAM 12% of peak. Stage costs
@@ -35,13 +36,21 @@
 //      MMA 2.4, y stores 7.8, x copies 2.9; all out 6.7.
 //   v3 y staged in smem (128-byte swizzle) + TMA bulk tensor stores: 26.6 us vs 25.1 us from the registers
 //      (976a82e, h200_session_18.log): two more barriers per tile cost more than they save. Kept as
-//      FUSED_Y_TMA=1 for A/B; the default stores from the accumulators.
+//      FUSED_Y_TMA=1 for A/B until v6 dropped it; y is stored from the accumulators.
 //   v4 depthwise with compile-time K (the run-time form issued all 16/D+1 taps predicated: its loop per 4
 //      outputs was 170-223 SASS instructions, now 106-110 at K=5, d=2, both store paths counted;
 //      results/logs/rung09_ptxas_sass.txt) + y stores without per-element tests: 23.0 us (94f8dd0). Stage
 //      costs (full 23.0): depthwise 5.0, MMA 3.0, y stores 2.9, x copies 2.9; all out 7.2.
 //   v5 W_pw staged with 16-byte loads instead of cp.async (racecheck reported a cp.async write hazard at
 //      94f8dd0, h200_session_20.log): 22.2 us (77fa532), racecheck clean.
+//   v6 the kernel became kernels/wgmma.cuh, a template over the I/O type and the 3xTF32 split (rungs 10,
+//      11). First cut 24.4-24.7 us: an interleaved A/B against v5 (h200_session_23c/d) gave 0.84-0.86; a
+//      bisect over three suspects (h200_session_23e) found the W_pw fill: its unrolled loop also held the
+//      scalar fallback, so the 16-byte loads no longer all left before the first store, and the fill is on
+//      every block's critical path. Fixed: 22.5 us in the bench (6e7a8f6), but an interleaved A/B against
+//      v5 still gives 0.95 (CI 0.944-0.956, v5 22.8 vs 24.0 us under ab; h200_session_23f_ab_prev.log):
+//      ~1 us of the template's cost is not found yet. Issuing W_pw's loads before the first x wait and its
+//      stores after depthwise(0) (WG_W_LATE=1) measured 22.3 vs 22.0 us: not kept.
 // Why not at the floor: ncu at 2359bdf (results/profiles/ncu_wgmma_tf32_2359bdf.txt; 22.4 us under the
 //   profiler): 9.9M warp instructions, 16 warps/SM, DRAM 17% of peak, ~0.4 instructions issued per cycle per
 //   scheduler: the stages of a tile still run one after another in the same warps (the ablation's stage costs

@@ -7,14 +7,28 @@
 //     accumulators over K slices and the small terms into one more; the epilogue adds them in fp32
 //     (rung 06 needed a zeroed partial per k-step with mma.sync);
 //   - the accurate SiLU (expf, IEEE division): the activations must be fp32-exact.
-//   With 192 KB of W_pw and act at TILE_T = 32, one x slot fits (plan: S = 1): the x box of tile i+2 is
-//   issued as soon as the depthwise of tile i+1 has read the slot, so it loads under the y stores.
+//   With 192 KB of W_pw and act at TILE_T = 32, one x slot fits (WgLayout::x_slots = 1): the x box of tile
+//   i+2 is issued as soon as the depthwise of tile i+1 has read the slot, so it loads under the y stores.
 // Predicted (headline B=16 C=128 T=2048 K=5 d=2, TILE_T=32, 4 warpgroups: 1024 tiles, 7.8 per SM): rung
 //   09's 22 us is issue-bound in the depthwise (~106 SASS per 4 outputs); the split adds a subtraction,
 //   a rounding and a second st.shared per output and the accurate SiLU (~2x the SiLU's 5 instructions),
 //   ~+40%, and the MMA triples (2.8 us in rung 09's ablation -> ~8 us, mostly hidden under the depthwise):
 //   ~28-32 us, vs rung 06's 56.7 us; the 14 us target stays out of reach until the depthwise is cheaper.
-// Measured: (see results/timings.csv; filled in from the logged run)
+// Measured: 40.4 us median (p10-p90 39.8-41.2), rel. err 1.2e-7 (strict; eager TF32-off 1.2e-7), 2.12x eager
+//   (85.5 us) and 1.41x rung 06 (56.9 us) in the same run (H200, commit 6e7a8f6, results/timings.csv,
+//   results/logs/h200_session_23f_sweep_check_sanitize_bench.log; notebook 07 at e76836e: 40.3 us). 5.1x the
+//   floor, 1.3x the prediction; the <= 14 us target missed by 2.9x.
+//   Sweep (71e9f17, h200_session_23b): TILE_T=32 with 2 warpgroups 40.5-40.9 us; 4 warpgroups 43.6-49.8
+//   (512 threads cap registers at 128: spills); TILE_T=16 (two x slots fit) 51-63 us. WG_CHAINS 1 / 2 / 4:
+//   rel. err 2.0e-7 / 1.2e-7 / 9.0e-8 at 40.5 / 40.7 / 40.9 us (one accumulator is already within 1e-6 here,
+//   but the error grows with C_in; 2 kept). Tuned TILE_T=32 WARPGROUPS=2 WG_CHAINS=2 WG_W_LATE=0.
+//   ptxas (sm_90a, D = 4, 3, 2, 1): 196, 197, 199, 207 registers, 0 spills; dynamic smem 215 KiB at the
+//   headline (W_pw 2 x 64 + act 2 x 2 x 16 + one x slot 22 KiB) -> 1 block/SM of 8 warps.
+//   Why slower than predicted (not profiled yet): 8 warps per SM instead of 16 (the split's registers),
+//   one x slot (tile i+2's box is issued only after depthwise(i+1) has read the slot, so its load hides
+//   under the y stores alone), and twice the act stores. What would close it: W_pw small parts out of smem
+//   (they take 64 KB: a 2-CTA cluster splitting C_out, or A from registers) for two x slots and 16 warps.
+//   memcheck + racecheck clean (h200_session_23f).
 // Shape limits: as rung 09 (fused_unsupported): an sm_90 GPU, fp32 x with T % 4 == 0 and 16-byte alignment,
 //   dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other shape to
 //   the next strict rung (06, then 04).
