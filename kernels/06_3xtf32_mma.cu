@@ -20,6 +20,8 @@
 //   3 x 0.54 G FMA alone take ~12 us; it needs wgmma's rate or a cheaper split (2xTF32 with an error
 //   bound, or bf16x3).
 //   memcheck + racecheck clean (results/logs/h200_session_12.log).
+//   On sm_90 the same split on wgmma (rung 10, wgmma_3xtf32) takes 40.4 us (same run as 56.9 us here:
+//   h200_session_23f); this rung stays the portable strict rung and the export default.
 // ptxas (sm_90, defaults): 100 registers, 0 B stack, 0 spill stores/loads, 1 barrier; dynamic smem 144384 B
 //   at the headline (same layout as rung 5) -> 1 block/SM of 256 threads.
 // Shape limits: as rung 5 (x tile + act tile + one 128-row chunk of W_pw must fit in the opt-in smem;
