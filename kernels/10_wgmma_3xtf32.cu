@@ -24,10 +24,14 @@
 //   but the error grows with C_in; 2 kept). Tuned TILE_T=32 WARPGROUPS=2 WG_CHAINS=2 WG_W_LATE=0.
 //   ptxas (sm_90a, D = 4, 3, 2, 1): 196, 197, 199, 207 registers, 0 spills; dynamic smem 215 KiB at the
 //   headline (W_pw 2 x 64 + act 2 x 2 x 16 + one x slot 22 KiB) -> 1 block/SM of 8 warps.
-//   Why slower than predicted (not profiled yet): 8 warps per SM instead of 16 (the split's registers),
-//   one x slot (tile i+2's box is issued only after depthwise(i+1) has read the slot, so its load hides
-//   under the y stores alone), and twice the act stores. What would close it: W_pw small parts out of smem
-//   (they take 64 KB: a 2-CTA cluster splitting C_out, or A from registers) for two x slots and 16 warps.
+//   Why slower than predicted: ncu (results/profiles/ncu_wgmma_3xtf32_ab9d997.txt, 43.7 us under the profiler):
+//   12.1M warp instructions (rung 09: 9.9M), 8 warps per SM = 2 per scheduler (199 registers, smem: one
+//   block), 0.40 eligible warps per scheduler, an instruction issued in 31% of cycles, DRAM 8.6% of peak.
+//   Per issued instruction a warp waits 6.4 cycles: fixed-latency dependencies 1.5, no instruction 1.5
+//   (instruction-cache misses: the depthwise is instantiated for every K of each dilation), long
+//   scoreboard 0.5, barrier 0.35. Too few warps to hide latency, and one x slot (tile i+2's box is issued
+//   only after depthwise(i+1) has read the slot). What would close it: W_pw small parts out of smem (64 KB:
+//   a 2-CTA cluster splitting C_out, or A from registers) for two x slots and 16 warps; less code per loop.
 //   memcheck + racecheck clean (h200_session_23f).
 // Shape limits: as rung 09 (fused_unsupported): an sm_90 GPU, fp32 x with T % 4 == 0 and 16-byte alignment,
 //   dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other shape to
