@@ -1,6 +1,6 @@
 // variant: accuracy=tf32 dtypes=float32 arch=9.0a
-// Rung 9, Hopper wgmma + TMA (kernels/wgmma.cuh, shared with rungs 10-11): rung 5's math (TF32 tensor cores, fp32 accumulation, W_pw and act rounded
-// to tf32), but the pointwise GEMM is wgmma.mma_async (sm_90a) instead of mma.sync, it runs under the next
+// Rung 9, Hopper wgmma + TMA (kernels/wgmma.cuh, shared with rungs 10-11): rung 5's math (TF32 tensor
+// cores, fp32 accumulation, W_pw and act rounded to tf32), but the pointwise GEMM is wgmma.mma_async (sm_90a) instead of mma.sync, it runs under the next
 // tile's depthwise instead of after it, and the x tiles arrive by TMA:
 //   - four warpgroups (512 threads; WARPGROUPS=2 also builds), each owning 64 output channels x TILE_T/2
 //     time steps; one m64nNk8 wgmma per 8 input channels reads W_pw and act straight from shared memory
@@ -25,7 +25,8 @@
 //   results/logs/h200_session_23f_sweep_check_sanitize_bench.log; notebook 07 at e76836e: 22.1 us); 2.8x the
 //   7.9 us floor, 2.2x the prediction, and rung 5's <= 10 us target missed by 2.2x. Tuned WARPGROUPS=4
 //   TILE_T=64 WG_W_LATE=0 (results/tuned.json). ptxas (sm_90a, nvcc 13.0, D = 4, 3, 2, 1): 108, 108, 112,
-//   118 registers, 0 spills; dynamic smem 205 KiB at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB)
+//   118 registers, 0 spills; dynamic smem 205 KiB at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB;
+//   both in results/logs/wgmma_ptxas_smem.txt)
 //   -> 1 block/SM. memcheck + racecheck clean (h200_session_23f; sanitize_case includes a shape with 2
 //   tiles per block).
 // How it got there (each line: same-run rung 5 at 35.9-36.5 us; logs h200_session_15 .. 21):

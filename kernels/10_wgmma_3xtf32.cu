@@ -20,10 +20,11 @@
 //   floor, 1.3x the prediction; the <= 14 us target missed by 2.9x.
 //   Sweep (71e9f17, h200_session_23b): TILE_T=32 with 2 warpgroups 40.5-40.9 us; 4 warpgroups 43.6-49.8
 //   (512 threads cap registers at 128: spills); TILE_T=16 (two x slots fit) 51-63 us. WG_CHAINS 1 / 2 / 4:
-//   rel. err 2.0e-7 / 1.2e-7 / 9.0e-8 at 40.5 / 40.7 / 40.9 us (one accumulator is already within 1e-6 here,
-//   but the error grows with C_in; 2 kept). Tuned TILE_T=32 WARPGROUPS=2 WG_CHAINS=2 WG_W_LATE=0.
+//   rel. err 2.0e-7 / 1.2e-7 / 9.0e-8 at 40.5 / 40.7 / 40.9 us (one accumulator is already within 1e-6; 2
+//   kept for margin, at a cost inside the run-to-run spread). Tuned TILE_T=32 WARPGROUPS=2 WG_CHAINS=2 WG_W_LATE=0.
 //   ptxas (sm_90a, D = 4, 3, 2, 1): 196, 197, 199, 207 registers, 0 spills; dynamic smem 215 KiB at the
-//   headline (W_pw 2 x 64 + act 2 x 2 x 16 + one x slot 22 KiB) -> 1 block/SM of 8 warps.
+//   headline (W_pw 2 x 64 + act 2 x 2 x 16 + one x slot 22 KiB) -> 1 block/SM of 8 warps; both, and the
+//   4-warpgroup build's spills, in results/logs/wgmma_ptxas_smem.txt.
 //   Why slower than predicted: ncu (results/profiles/ncu_wgmma_3xtf32_ab9d997.txt, 43.7 us under the profiler):
 //   12.1M warp instructions (rung 09: 9.9M), 8 warps per SM = 2 per scheduler (199 registers, smem: one
 //   block), 0.40 eligible warps per scheduler, an instruction issued in 31% of cycles, DRAM 8.6% of peak.

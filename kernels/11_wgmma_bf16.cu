@@ -19,10 +19,11 @@
 //   Halving the bytes of rung 09 (22.5 us in fp32) bought 2 us: like rung 09 the kernel is bound by the
 //   issue and latency of its phases (depthwise, barriers, y stores), not by DRAM.
 //   Sweep (h200_session_23b, 23c): TILE_T=64 with 2 / 4 warpgroups 21.8 / 21.1 us, TILE_T=128 with 4: 20.6;
-//   2 blocks/SM (TILE_T=64, 2 warpgroups, WG_MIN_BLOCKS=2: 111 KiB each) 21.0 vs 22.0 with one; W_pw stores
+//   2 blocks/SM (TILE_T=64, 2 warpgroups, WG_MIN_BLOCKS=2: 109 KiB each) 21.0 vs 22.0 with one; W_pw stores
 //   after depthwise(0) (WG_W_LATE=1) 21.2 vs 20.5. Tuned TILE_T=128 WARPGROUPS=4 WG_W_LATE=0.
 //   ptxas (sm_90a, D = 4, 3, 2, 1, for __half and bf16 alike): 111, 112, 116, 108 registers, 0 spills;
-//   dynamic smem 173 KiB at the headline (W_pw 32 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM.
+//   dynamic smem 173 KiB at the headline (W_pw 32 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM (both in
+//   results/logs/wgmma_ptxas_smem.txt).
 //   memcheck + racecheck clean (h200_session_23f).
 // Shape limits (fused_unsupported): an sm_90 GPU, bfloat16 or float16 x with T % 8 == 0 and 16-byte
 //   alignment, dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other

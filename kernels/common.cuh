@@ -721,7 +721,7 @@ inline const char* tc_fit_refusal(const FusedArgs& a, int elem_bytes, int TT, in
 
 // Host: opt a tile kernel in to its dynamic smem, size the persistent grid (the blocks that fit on all
 // SMs at once, at most one per tile) and launch it on `stream` with (p, extra...). Shared by tc_launch,
-// tc_ws_launch and rung 09 (whose kernel also takes its TMA descriptors).
+// tc_ws_launch and wgmma.cuh's wg_launch (whose kernel also takes its TMA descriptor).
 template <typename... KernelExtra, typename... Extra>
 void tc_launch_persistent(void (*kernel)(const TcParams, KernelExtra...), int threads, size_t smem,
                           const FusedArgs& a, const TcParams& p, void* stream, const Extra&... extra) {
@@ -745,10 +745,11 @@ void tc_launch(const FusedArgs& a, void* stream) {
   tc_launch_persistent(tc_fused_kernel<T, kSplit3, TT, kWarpsM, kWarpsN, kWM, kWN>, threads, smem, a, p, stream);
 }
 
-// Host: whether fp32 input of this shape takes tc_dw_silu_x4 (tc_dw_silu_any's test on the device side:
-// 16-byte rows, dilation 1..4, span <= 16).
-inline bool tc_x4_path(const FusedArgs& a) {
-  return a.T % 4 == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && a.dilation <= 4 &&
+// Host: whether input of this shape takes the windowed depthwise (tc_dw_silu_x4, tc_dw_silu_any's test on
+// the device side; wgmma.cuh's wg_dw_silu): 16-byte rows of `vec` elements (4 fp32, 8 16-bit), dilation
+// 1..4, span <= 16.
+inline bool tc_x4_path(const FusedArgs& a, int vec = 4) {
+  return a.T % vec == 0 && reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && a.dilation <= 4 &&
          static_cast<int64_t>(a.K - 1) * a.dilation <= 16;
 }
 

@@ -22,6 +22,7 @@ struct FusedArgs {
   int dtype;           // FusedDtype of x and y
   int num_sms;         // multiprocessors on the device (0 on CPU)
   int max_smem_optin;  // largest dynamic shared memory a block may opt in to, bytes (0 on CPU)
+  int cc;              // compute capability of x's device, major * 10 + minor (0 on CPU)
 };
 
 // Every kernel file defines exactly these two functions.

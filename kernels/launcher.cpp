@@ -105,13 +105,16 @@ Prepared prepare(torch::Tensor x, const torch::Tensor& w_dw, const c10::optional
   a.dtype = dtype_code(x);
 #ifdef FUSED_CUDA
   const int device_index = x.get_device();
-  int num_sms = 0, smem_optin = 0;
+  int num_sms = 0, smem_optin = 0, major = 0, minor = 0;
   TORCH_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device_index) == cudaSuccess &&
                   cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_index) ==
-                      cudaSuccess,
+                      cudaSuccess &&
+                  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_index) == cudaSuccess &&
+                  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_index) == cudaSuccess,
               "fused[", v, "]: cannot read the properties of CUDA device ", dev(x));
   a.num_sms = num_sms;
   a.max_smem_optin = smem_optin;
+  a.cc = major * 10 + minor;
 #endif
   return p;
 }

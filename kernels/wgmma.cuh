@@ -53,7 +53,6 @@ using WgElem = std::conditional_t<std::is_same_v<T, float>, float, __nv_bfloat16
 // both operands K-major, described by 64-bit shared-memory descriptors. D layout per warp w of the
 // warpgroup: rows 16w + lane/4 (+8), columns 8j + 2*(lane%4) (+1) in d[4j + {0,1,2,3}]: the mma.m16n8
 // C fragment order, so tc_warp_store writes it. (tf32 takes no transpose operands; bf16 takes 0, 0.)
-#define WG_PRE "{\n.reg .pred p;\nsetp.ne.b32 p, %"
 #define WG_R4 "%0, %1, %2, %3"
 #define WG_R8 WG_R4 ", %4, %5, %6, %7"
 #define WG_R16 WG_R8 ", %8, %9, %10, %11, %12, %13, %14, %15"
@@ -65,61 +64,32 @@ using WgElem = std::conditional_t<std::is_same_v<T, float>, float, __nv_bfloat16
 #define WG_D32(d) WG_D16(d), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), \
                   "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),  \
                   "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-// One wgmma: NREG accumulators %0.., descriptors %NREG, %NREG+1, accumulate flag %NREG+2.
-#define WG_MMA(INSTR, TAIL, REGS, NREG, NA, NB, NP, DOUT)                                                 \
-  asm volatile(WG_PRE #NP ", 0;\n" INSTR " {" REGS "}, %" #NA ", %" #NB ", p, 1, 1" TAIL ";\n}\n"          \
-               : DOUT                                                                                     \
+// One wgmma: R accumulators %0 .. %R-1, descriptors %NA (W_pw) and %NB (act), accumulate flag %NP.
+#define WG_MMA(INSTR, TAIL, R, NA, NB, NP)                                                               \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #NP ", 0;\n" INSTR " {" WG_R##R "}, %" #NA ", %" #NB \
+               ", p, 1, 1" TAIL ";\n}\n"                                                                   \
+               : WG_D##R(d)                                                                               \
                : "l"(a), "l"(b), "r"(accumulate))
+// Wgmma<N, float> (m64nNk8 tf32) and Wgmma<N, bf16> (m64nNk16) for one N, with R = N / 2 accumulators.
+#define WG_DEFINE(N, R, NA, NB, NP)                                                                         \
+  template <>                                                                                               \
+  struct Wgmma<N, float> {                                                                                  \
+    static __device__ __forceinline__ void mma(float (&d)[R], uint64_t a, uint64_t b, int accumulate) {     \
+      WG_MMA("wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32", "", R, NA, NB, NP);               \
+    }                                                                                                       \
+  };                                                                                                        \
+  template <>                                                                                               \
+  struct Wgmma<N, __nv_bfloat16> {                                                                          \
+    static __device__ __forceinline__ void mma(float (&d)[R], uint64_t a, uint64_t b, int accumulate) {     \
+      WG_MMA("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16", ", 0, 0", R, NA, NB, NP);        \
+    }                                                                                                       \
+  };
 template <int N, typename E>
 struct Wgmma;
-template <>
-struct Wgmma<8, float> {
-  static __device__ __forceinline__ void mma(float (&d)[4], uint64_t a, uint64_t b, int accumulate) {
-    WG_MMA("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", "", WG_R4, 4, 4, 5, 6, WG_D4(d));
-  }
-};
-template <>
-struct Wgmma<16, float> {
-  static __device__ __forceinline__ void mma(float (&d)[8], uint64_t a, uint64_t b, int accumulate) {
-    WG_MMA("wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32", "", WG_R8, 8, 8, 9, 10, WG_D8(d));
-  }
-};
-template <>
-struct Wgmma<32, float> {
-  static __device__ __forceinline__ void mma(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
-    WG_MMA("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32", "", WG_R16, 16, 16, 17, 18, WG_D16(d));
-  }
-};
-template <>
-struct Wgmma<64, float> {
-  static __device__ __forceinline__ void mma(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
-    WG_MMA("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "", WG_R32, 32, 32, 33, 34, WG_D32(d));
-  }
-};
-template <>
-struct Wgmma<8, __nv_bfloat16> {
-  static __device__ __forceinline__ void mma(float (&d)[4], uint64_t a, uint64_t b, int accumulate) {
-    WG_MMA("wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16", ", 0, 0", WG_R4, 4, 4, 5, 6, WG_D4(d));
-  }
-};
-template <>
-struct Wgmma<16, __nv_bfloat16> {
-  static __device__ __forceinline__ void mma(float (&d)[8], uint64_t a, uint64_t b, int accumulate) {
-    WG_MMA("wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16", ", 0, 0", WG_R8, 8, 8, 9, 10, WG_D8(d));
-  }
-};
-template <>
-struct Wgmma<32, __nv_bfloat16> {
-  static __device__ __forceinline__ void mma(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
-    WG_MMA("wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16", ", 0, 0", WG_R16, 16, 16, 17, 18, WG_D16(d));
-  }
-};
-template <>
-struct Wgmma<64, __nv_bfloat16> {
-  static __device__ __forceinline__ void mma(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
-    WG_MMA("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", ", 0, 0", WG_R32, 32, 32, 33, 34, WG_D32(d));
-  }
-};
+WG_DEFINE(8, 4, 4, 5, 6)
+WG_DEFINE(16, 8, 8, 9, 10)
+WG_DEFINE(32, 16, 16, 17, 18)
+WG_DEFINE(64, 32, 32, 33, 34)
 
 // Shared-memory matrix descriptor of a K-major operand in the 128-byte swizzled layout: start address,
 // leading byte offset unused (1), stride byte offset 1024 B (between 8-row groups), swizzle mode 1 (128 B).
@@ -157,7 +127,8 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 // act_addr: of its first act row, atoms TT rows apart. One accumulator d[0] = W * act; for the split
 // (A = WG_CHAINS + 1): d[c] = the big*big products of K slice c, d[A-1] = big*small + small*big, where
 // the small operands sit w_small / act_small bytes after the big ones. Chains, because the tensor cores'
-// accumulation truncates: a long chain of big*big products drifts by ~2^-24 per step.
+// accumulation truncates, so a long chain of big*big products drifts (headline: one chain 2.0e-7, two
+// 1.2e-7, four 9.0e-8; rung 10's header).
 template <typename E, bool kSplit, int N, int TT, int A>
 __device__ __forceinline__ void wg_gemm_issue(float (&d)[A][N / 2], uint32_t w_addr, uint32_t act_addr,
                                               uint32_t w_small, uint32_t act_small) {
@@ -364,7 +335,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[n % S], (n / S) & 1);
   };
   auto depthwise = [&](int n, int64_t t) {  // x slot n % S -> act buffer n % 2, tile t
-    constexpr int G = 16 / sizeof(T);
+    constexpr int G = L::G;
     const int64_t xs = (t % p.n_tt) * TT - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     const int groups = TT / G + (shift > 0 ? 1 : 0);  // per channel row
@@ -498,14 +469,12 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   // Every x box this block issued has been waited for (x(i+2), x(i+3) only exist while tiles remain).
 }
 
-// Host: the fast-path shape test (nullptr = supported). G = 16 bytes of x.
+// Host: the fast-path shape test (nullptr = supported).
 template <typename T>
 const char* wg_shape_refusal(const FusedArgs& a) {
-  constexpr int G = 16 / sizeof(T);
-  if (a.T % G != 0 || reinterpret_cast<uintptr_t>(a.x) % 16 != 0 || a.dilation > 4 ||
-      static_cast<int64_t>(a.K - 1) * a.dilation > 16)
-    return G == 4 ? "needs T % 4 == 0 and 16-byte aligned x, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise)"
-                  : "needs T % 8 == 0 and 16-byte aligned x, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise)";
+  if (!tc_x4_path(a, 16 / sizeof(T)))
+    return "needs 16-byte rows (T % 4 == 0 in float32, T % 8 == 0 in 16-bit) and 16-byte aligned x, dilation <= 4 "
+           "and (K-1)*dilation <= 16 (the windowed depthwise)";
   if (a.C_in > kMaxCin || a.C_out > kRows)
     return "needs C_in <= 128 and C_out <= 128 (W_pw resident as two 64-row wgmma tiles)";
   return nullptr;
@@ -519,7 +488,7 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   size_t unused;
   if (!tc_plan(a, sizeof(T), TILE_T, kRows, p, unused)) return false;  // the shape fields of p
   const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
-  constexpr int G = 16 / sizeof(T);
+  constexpr int G = L::G;
   const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
   int xw = static_cast<int>(TILE_T + (span + 2 * G - 1) / G * G);  // the last group's window ends there
   if ((xw / G) % 2 == 0) xw += G;  // odd number of 16-byte chunks per row: the depthwise's 16-byte loads of
@@ -567,18 +536,10 @@ CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_
   return map;
 }
 
-inline int device_arch() {
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-  return major * 10 + minor;
-}
-
 // Host: the whole refusal of one configuration (nullptr = this variant computes `a`).
 template <typename T, bool kSplit>
 const char* wg_refusal(const FusedArgs& a) {
-  if (device_arch() != 90) return "needs an sm_90 GPU (H100/H200): wgmma exists only on sm_90a";
+  if (a.cc != 90) return "needs an sm_90 GPU (H100/H200): wgmma exists only on sm_90a";
   if (const char* why = wg_shape_refusal<T>(a)) return why;
   TcParams p{};
   size_t smem = 0;
