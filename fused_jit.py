@@ -1225,6 +1225,8 @@ def main(argv: list[str] | None = None) -> int:
     pc.add_argument("--variant", action="append", help="variant(s) to check (default: all for this machine)")
     pc.add_argument("--shape-only", action="store_true", help="check only the shape given by the shape options")
     pc.add_argument("--trials", type=int, default=2, help="fresh random inputs per shape")
+    pc.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
+                    help="compile-time parameter over the tuned ones (e.g. --define TILE_T=32), repeatable")
     _shape_args(pc)
     pb = sub.add_parser("bench", help="time variants and baselines, append to results/timings.csv")
     pb.add_argument("--variant", action="append", help="variant(s) to time (default: all for this machine)")
@@ -1267,11 +1269,13 @@ def main(argv: list[str] | None = None) -> int:
         ok_all = True
         shapes = [_shape_from(a)] if a.shape_only else None
         dts = [a.dtype] if a.shape_only or a.dtype != "float32" else None
+        given = dict(d.split("=", 1) for d in a.define)
         for n in names:
-            table, ok = check(n, shapes=shapes, dtypes=dts, trials=a.trials)
+            table, ok = check(n, shapes=shapes, dtypes=dts, trials=a.trials,
+                              defines={**tuned_defines(n), **given} if given else None)
             ok_all &= ok
             with pd.option_context("display.width", 200, "display.max_rows", 500):
-                print(f"== {n}: {'PASS' if ok else 'FAIL'}")
+                print(f"== {n}{' ' + _defines_str(given) if given else ''}: {'PASS' if ok else 'FAIL'}")
                 print(table.to_string(index=False))
         return 0 if ok_all else 1
     if a.cmd == "bench":

@@ -24,10 +24,6 @@
 #define WG_MIN_BLOCKS 1  // __launch_bounds__ minimum blocks per SM (2: 2 blocks/SM where smem allows, <= 128
                          // registers; rung 11 at TILE_T=64: 21.0 vs 22.0 us, below its tuned 20.6)
 #endif
-#ifndef WG_W_LATE
-#define WG_W_LATE 0  // 1: W_pw's stores wait until after the first tile's depthwise (its loads in flight
-                     // meanwhile); measured slower on rungs 09-11 (h200_session_23f)
-#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -279,11 +275,140 @@ struct WgLayout {
   // compile-time constant: the slot and mbarrier parity of a tile are then shifts, not divisions)
   static constexpr int G = 16 / sizeof(T);
   static constexpr uint32_t x_stage_max = (kMaxCin * (TILE_T + (16 + 2 * G - 1) / G * G + G) * sizeof(T) + 1023) / 1024 * 1024;
-  static constexpr int x_slots = off_x + 2 * x_stage_max + 2 * 8 + 1024 <= 227 * 1024 ? 2 : 1;
+  static constexpr int x_slots = off_x + 2 * x_stage_max + 6 * 8 + 1024 <= 227 * 1024 ? 2 : 1;
 };
 
-// The kernel. Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x. x tiles
-// sit in S = L::x_slots slots (2 where smem allows), tile n in slot n % S, issued S tiles ahead:
+// The x tiles, the act buffers and the depthwise of one block (both kernels below). x tiles sit in
+// S = L::x_slots slots (2 where smem allows): the block's n-th tile in slot n % S, completed on xbar[n % S];
+// act tile n is built in buffer n % 2.
+template <typename T, bool kSplit, int TT, int D>
+struct WgTiles {
+  using L = WgLayout<T, kSplit>;
+  static constexpr int S = L::x_slots, G = L::G, kKmax = 16 / D + 1;
+  const TcParams& p;
+  const CUtensorMap* xmap;
+  unsigned char* smem;  // 1024-byte aligned base
+  uint64_t* xbar;       // one mbarrier per x slot
+  // Thread 0 of the issuing group: the block's n-th tile (tile index t) -> slot n % S (nothing past the end).
+  __device__ __forceinline__ void issue_x(int n, int64_t t) const {
+    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) {
+      const int s = n % S;
+      mbar_expect_tx(&xbar[s], static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T));  // zero-filled parts count
+      tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s],
+                  static_cast<int>(tc_x_start((t % p.n_tt) * TT - p.padding, G)), 0, static_cast<int>(t / p.n_tt));
+    }
+  }
+  // The block's n-th tile landed (slot n % S, its (n / S)-th fill: the parity alternates).
+  __device__ __forceinline__ void wait_x(int n) const {
+    if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[n % S], (n / S) & 1);
+  }
+  // x slot n % S -> act buffer n % 2 for tile t: channel c, share h of nsplit of the tile's groups.
+  __device__ __forceinline__ void depthwise(int n, int64_t t, const float (&wt)[kKmax], float bias, int c, bool live,
+                                            int h, int nsplit) const {
+    const int64_t xs = (t % p.n_tt) * TT - p.padding;
+    const int shift = static_cast<int>(xs - tc_x_start(xs, G));
+    const int groups = TT / G + (shift > 0 ? 1 : 0);  // per channel row
+    if (!(FUSED_ABLATE & 1))
+      wg_dw_silu<T, kSplit, TT, D>(p.K, smem + L::off_act + (n & 1) * L::act_stage, L::act_part,
+                                   reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW, wt,
+                                   bias, c, live, groups * h / nsplit, groups * (h + 1) / nsplit, shift);
+  }
+};
+
+// Thread `tid` of `NT` threads: W_pw -> the GEMM's type (round to nearest), swizzled K-major, zero outside
+// C_out x C_in; split: also the small parts (W_pw bytes after the big ones). Batches of up to 16 float4 per
+// thread, each batch's 16-byte loads all issued before its first store: the fill is on every block's
+// critical path (a fill whose loop also held the scalar fallback issued its loads one by one and made the
+// whole kernel 2.4 us slower, h200_session_23e).
+template <typename E, bool kSplit, int NT>
+__device__ __forceinline__ void wg_fill_w(unsigned char* smem, const TcParams& p, int tid) {
+  constexpr int CP = kMaxCin, kTotal = kRows * CP / 4;  // float4s of the padded W_pw
+  constexpr uint32_t w_bytes = kRows * kMaxCin * sizeof(E);
+  constexpr int kBatch = kTotal / NT < 16 ? kTotal / NT : 16;
+  static_assert(kTotal % (NT * kBatch) == 0, "W_pw fill: thread count must divide the padded W_pw");
+  auto put_w = [&](int i, const float4& w4) {  // float4 i of the 128 x 128 W_pw (4 consecutive k)
+    const int m = i / (CP / 4), k = (i % (CP / 4)) * 4;
+    const float w[4] = {w4.x, w4.y, w4.z, w4.w};
+    unsigned char* dst = smem + wg_swz<sizeof(E)>(m, k, kRows);
+    if constexpr (std::is_same_v<E, float>) {
+      float big[4], small[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        big[e] = __uint_as_float(tc_tf32(w[e]));
+        small[e] = __uint_as_float(tc_tf32(w[e] - big[e]));
+      }
+      *reinterpret_cast<float4*>(dst) = make_float4(big[0], big[1], big[2], big[3]);
+      if constexpr (kSplit) *reinterpret_cast<float4*>(dst + w_bytes) = make_float4(small[0], small[1], small[2], small[3]);
+    } else {
+      const __nv_bfloat162 lo = __floats2bfloat162_rn(w[0], w[1]), hi = __floats2bfloat162_rn(w[2], w[3]);
+      *reinterpret_cast<uint2*>(dst) = make_uint2(*reinterpret_cast<const uint32_t*>(&lo),
+                                                  *reinterpret_cast<const uint32_t*>(&hi));
+    }
+  };
+  if (p.C_in % 4 == 0 && (reinterpret_cast<uintptr_t>(p.w_pw) & 15) == 0) {  // block-uniform
+#pragma unroll
+    for (int base = 0; base < kTotal; base += NT * kBatch) {
+      float4 wv[kBatch];
+#pragma unroll
+      for (int r = 0; r < kBatch; ++r) {
+        const int i = base + tid + r * NT, m = i / (CP / 4), k = (i % (CP / 4)) * 4;
+        wv[r] = (m < p.C_out && k < p.C_in) ? __ldg(reinterpret_cast<const float4*>(p.w_pw + m * p.C_in + k))
+                                            : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
+#pragma unroll
+      for (int r = 0; r < kBatch; ++r) put_w(base + tid + r * NT, wv[r]);
+    }
+  } else {  // C_in % 4 != 0 or unaligned W_pw: element loads
+    for (int i = tid; i < kTotal; i += NT) {
+      const int m = i / (CP / 4), k = (i % (CP / 4)) * 4;
+      float e[4];
+      for (int j = 0; j < 4; ++j) e[j] = (m < p.C_out && k + j < p.C_in) ? __ldg(p.w_pw + m * p.C_in + k + j) : 0.0f;
+      put_w(i, make_float4(e[0], e[1], e[2], e[3]));
+    }
+  }
+}
+
+// Bias + y stores of one warpgroup's accumulators (64 rows from row0, N columns from tcol; the split's
+// accumulators summed: small terms, then the big chains). Thread rows: row0 + 16 (warp % 4) + lane / 4 (+8).
+template <typename T, int N, int A>
+__device__ __forceinline__ void wg_store(const float (&d)[A][N / 2], T* y, const TcParams& p, int64_t b, int row0,
+                                         int64_t tcol, float bias_lo, float bias_hi) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, q = lane & 3;
+  const int row_lo = row0 + (warp & 3) * 16 + (lane >> 2);
+  float out[N / 2];
+#pragma unroll
+  for (int r = 0; r < N / 2; ++r) {
+    out[r] = d[A - 1][r];
+#pragma unroll
+    for (int a = 0; a + 1 < A; ++a) out[r] += d[a][r];
+  }
+  if (FUSED_ABLATE & 4) {
+  } else if (p.y_pair && tcol + N <= p.T_out && row_lo + 8 < p.C_out) {  // all of this thread's outputs exist
+    T* y_lo = y + (b * p.C_out + row_lo) * p.T_out + tcol + 2 * q;  // pair-aligned (y_pair)
+    T* y_hi = y_lo + 8 * p.T_out;
+#pragma unroll
+    for (int j = 0; j < N / 8; ++j) {
+      tc_store2(y_lo + 8 * j, out[4 * j] + bias_lo, out[4 * j + 1] + bias_lo);
+      tc_store2(y_hi + 8 * j, out[4 * j + 2] + bias_hi, out[4 * j + 3] + bias_hi);
+    }
+  } else {
+    tc_warp_store<T, 16, N>(reinterpret_cast<const float(&)[1][N / 8][4]>(out), y, p, b, row0 + (warp & 3) * 16, tcol);
+  }
+}
+// This thread's two output-channel biases for the warpgroup rows from row0 (0 past C_out or without bias).
+__device__ __forceinline__ float2 wg_bias(const TcParams& p, int row0) {
+  const int row_lo = row0 + ((threadIdx.x >> 5) & 3) * 16 + ((threadIdx.x & 31) >> 2);
+  return make_float2((p.b_pw && row_lo < p.C_out) ? __ldg(p.b_pw + row_lo) : 0.0f,
+                     (p.b_pw && row_lo + 8 < p.C_out) ? __ldg(p.b_pw + row_lo + 8) : 0.0f);
+}
+
+// The 1024-byte aligned smem base (the swizzle needs 1024-byte aligned atoms; the plan asks for 1 KB extra).
+__device__ __forceinline__ unsigned char* wg_smem_base(unsigned char* raw) {
+  return raw + ((1024 - (__cvta_generic_to_shared(raw) & 1023)) & 1023);
+}
+
+// The kernel (WG_WS = 0). Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x,
+// every warp doing every phase; tile n's x in slot n % S, issued S tiles ahead:
 //   prologue: TMA x(0) (, x(1)); W_pw -> smem; depthwise(0) -> act[0]; TMA x(S); MMA(0)
 //   step i:   wait x(i+1) (mbarrier); depthwise(i+1) -> act[(i+1)%2]   (MMA(i) runs meanwhile)
 //             [S = 1: barrier; TMA x(i+2) into the slot depthwise(i+1) freed]
@@ -294,12 +419,13 @@ template <typename T, bool kSplit, int TT, int D>
 __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
   using E = WgElem<T>;
   using L = WgLayout<T, kSplit>;
-  constexpr int kKmax = 16 / D + 1;
+  using Tiles = WgTiles<T, kSplit, TT, D>;
+  constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
   extern __shared__ unsigned char wg_smem_raw[];
-  // the swizzle needs 1024-byte aligned atoms: align the base (the plan asks for 1 KB extra)
-  unsigned char* smem = wg_smem_raw + ((1024 - (__cvta_generic_to_shared(wg_smem_raw) & 1023)) & 1023);
+  unsigned char* smem = wg_smem_base(wg_smem_raw);
   uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // one per x slot
+  const Tiles tiles{p, &xmap, smem, xbar};
   const uint32_t w_addr = smem_u32(smem), act_addr = smem_u32(smem + L::off_act);
 
   const int tid = threadIdx.x, warp = tid >> 5, wgroup = warp >> 2;
@@ -319,93 +445,16 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   }
   __syncthreads();
 
-  constexpr int S = L::x_slots;
-  const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T);  // one box (zero-filled parts count)
-  auto x_slot = [&](int s) { return reinterpret_cast<const T*>(smem + L::off_x + s * p.x_stage); };
-  auto issue_x = [&](int n, int64_t t) {  // thread 0 only: the block's n-th tile (tile index t) -> slot n % S
-    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) {
-      const int s = n % S;
-      mbar_expect_tx(&xbar[s], x_bytes);
-      tma_load_3d(smem + L::off_x + s * p.x_stage, &xmap, &xbar[s],
-                  static_cast<int>(tc_x_start((t % p.n_tt) * TT - p.padding, 16 / sizeof(T))), 0,
-                  static_cast<int>(t / p.n_tt));
-    }
-  };
-  auto wait_x = [&](int n) {  // the block's n-th tile landed (slot n % S, its (n / S)-th fill: parity alternates)
-    if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[n % S], (n / S) & 1);
-  };
-  auto depthwise = [&](int n, int64_t t) {  // x slot n % S -> act buffer n % 2, tile t
-    constexpr int G = L::G;
-    const int64_t xs = (t % p.n_tt) * TT - p.padding;
-    const int shift = static_cast<int>(xs - tc_x_start(xs, G));
-    const int groups = TT / G + (shift > 0 ? 1 : 0);  // per channel row
-    if (!(FUSED_ABLATE & 1))
-      wg_dw_silu<T, kSplit, TT, D>(p.K, smem + L::off_act + (n & 1) * L::act_stage, L::act_part,
-                                   x_slot(n % S) + c * p.XW, wt, bias, c, live, groups * h / nsplit,
-                                   groups * (h + 1) / nsplit, shift);
-  };
-
   const int64_t stride = gridDim.x;
   int64_t tile = blockIdx.x;  // grid <= n_tiles: every block has a first tile
   if (tid == 0)
-    for (int n = 0; n < S; ++n) issue_x(n, tile + n * stride);
-  // W_pw -> the GEMM's type (round to nearest), swizzled K-major, zero outside C_out x C_in; split: also the
-  // small parts. Every thread's 16-byte loads go out at once, before any store: the fill is on every block's
-  // critical path (a fill whose loop also held the scalar fallback issued its loads one by one and made the
-  // whole kernel 2.4 us slower, h200_session_23e). WG_W_LATE = 1: the loads go out before the first x tile
-  // is awaited and the stores follow depthwise(0), so the L2 latency of W_pw hides under both.
-  auto put_w = [&](int i, const float4& w4) {  // float4 i of the 128 x 128 W_pw (4 consecutive k)
-    const int m = i / (CP / 4), k = (i % (CP / 4)) * 4;
-    const float w[4] = {w4.x, w4.y, w4.z, w4.w};
-    unsigned char* dst = smem + wg_swz<sizeof(E)>(m, k, kRows);
-    if constexpr (std::is_same_v<E, float>) {
-      float big[4], small[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        big[e] = __uint_as_float(tc_tf32(w[e]));
-        small[e] = __uint_as_float(tc_tf32(w[e] - big[e]));
-      }
-      *reinterpret_cast<float4*>(dst) = make_float4(big[0], big[1], big[2], big[3]);
-      if constexpr (kSplit) *reinterpret_cast<float4*>(dst + L::w_bytes) = make_float4(small[0], small[1], small[2], small[3]);
-    } else {
-      const __nv_bfloat162 lo = __floats2bfloat162_rn(w[0], w[1]), hi = __floats2bfloat162_rn(w[2], w[3]);
-      *reinterpret_cast<uint2*>(dst) = make_uint2(*reinterpret_cast<const uint32_t*>(&lo),
-                                                  *reinterpret_cast<const uint32_t*>(&hi));
-    }
-  };
-  constexpr int kPer = kRows * CP / 4 / kThreads;  // float4s of W_pw per thread
-  const bool w_vec = p.C_in % 4 == 0 && (reinterpret_cast<uintptr_t>(p.w_pw) & 15) == 0;  // block-uniform
-  float4 wv[kPer];
-  auto load_w = [&] {
-    if (!w_vec) return;
-#pragma unroll
-    for (int r = 0; r < kPer; ++r) {
-      const int i = tid + r * kThreads, m = i / (CP / 4), k = (i % (CP / 4)) * 4;
-      wv[r] = (m < p.C_out && k < p.C_in) ? __ldg(reinterpret_cast<const float4*>(p.w_pw + m * p.C_in + k))
-                                          : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-  };
-  auto store_w = [&] {
-    if (w_vec) {
-#pragma unroll
-      for (int r = 0; r < kPer; ++r) put_w(tid + r * kThreads, wv[r]);
-    } else {  // C_in % 4 != 0 or unaligned W_pw: element loads
-      for (int i = tid; i < kRows * CP / 4; i += kThreads) {
-        const int m = i / (CP / 4), k = (i % (CP / 4)) * 4;
-        float e[4];
-        for (int j = 0; j < 4; ++j) e[j] = (m < p.C_out && k + j < p.C_in) ? __ldg(p.w_pw + m * p.C_in + k + j) : 0.0f;
-        put_w(i, make_float4(e[0], e[1], e[2], e[3]));
-      }
-    }
-  };
-  load_w();
-  if (!WG_W_LATE) store_w();
-  wait_x(0);
-  depthwise(0, tile);
-  if (WG_W_LATE) store_w();
+    for (int n = 0; n < S; ++n) tiles.issue_x(n, tile + n * stride);
+  wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
+  tiles.wait_x(0);
+  tiles.depthwise(0, tile, wt, bias, c, live, h, nsplit);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
-  if (tid == 0) issue_x(S, tile + S * stride);
+  if (tid == 0) tiles.issue_x(S, tile + S * stride);
 
   float d[kAcc][kNT / 2];
 #pragma unroll
@@ -420,53 +469,130 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   // The loop exits only before an MMA is issued, so every path to the accumulators' next use passes a
   // wgmma.wait (otherwise ptxas inserts one right after the issue and serializes MMA and depthwise).
   T* y = static_cast<T*>(p.y);
-  const int lane = tid & 31, g = lane >> 2, q = lane & 3;
-  const int row_lo = wg_m * 64 + (warp & 3) * 16 + g;  // this thread's accumulator rows: row_lo, row_lo + 8
-  const float bias_lo = (p.b_pw && row_lo < p.C_out) ? __ldg(p.b_pw + row_lo) : 0.0f;
-  const float bias_hi = (p.b_pw && row_lo + 8 < p.C_out) ? __ldg(p.b_pw + row_lo + 8) : 0.0f;
+  const float2 bias_pw = wg_bias(p, wg_m * 64);
   for (int i = 0;; ++i) {
     const int64_t next = tile + stride;
     const bool has_next = next < p.n_tiles;  // block-uniform
     if (has_next) {
-      wait_x(i + 1);           // x(next) landed
-      depthwise(i + 1, next);  // overlaps MMA(tile)
-      fence_proxy_async();     // act[(i + 1) % 2] -> visible to MMA(next)
+      tiles.wait_x(i + 1);                                        // x(next) landed
+      tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit);  // overlaps MMA(tile)
+      fence_proxy_async();                                        // act[(i + 1) % 2] -> visible to MMA(next)
       if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
         __syncthreads();
-        if (tid == 0) issue_x(i + 2, next + stride);
+        if (tid == 0) tiles.issue_x(i + 2, next + stride);
       }
     }
     wg_wait<0>();
     wg_fence_regs(d);
-    float out[kNT / 2];  // the accumulators summed (split: small terms, then the big chains)
-#pragma unroll
-    for (int r = 0; r < kNT / 2; ++r) {
-      out[r] = d[kAcc - 1][r];
-#pragma unroll
-      for (int a = 0; a + 1 < kAcc; ++a) out[r] += d[a][r];
-    }
-    const int64_t b = tile / p.n_tt, tcol = (tile % p.n_tt) * TT + wg_n * kNT;
-    if (FUSED_ABLATE & 4) {
-    } else if (p.y_pair && tcol + kNT <= p.T_out && row_lo + 8 < p.C_out) {  // all of this thread's outputs exist
-      T* y_lo = y + (b * p.C_out + row_lo) * p.T_out + tcol + 2 * q;  // pair-aligned (y_pair)
-      T* y_hi = y_lo + 8 * p.T_out;
-#pragma unroll
-      for (int j = 0; j < kNT / 8; ++j) {
-        tc_store2(y_lo + 8 * j, out[4 * j] + bias_lo, out[4 * j + 1] + bias_lo);
-        tc_store2(y_hi + 8 * j, out[4 * j + 2] + bias_hi, out[4 * j + 3] + bias_hi);
-      }
-    } else {
-      tc_warp_store<T, 16, kNT>(reinterpret_cast<const float(&)[1][kNT / 8][4]>(out), y, p, b,
-                                wg_m * 64 + (warp & 3) * 16, tcol);
-    }
+    wg_store<T, kNT, kAcc>(d, y, p, tile / p.n_tt, wg_m * 64, (tile % p.n_tt) * TT + wg_n * kNT, bias_pw.x, bias_pw.y);
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (!has_next) break;
     if constexpr (S == 2)
-      if (tid == 0) issue_x(i + 3, next + 2 * stride);
+      if (tid == 0) tiles.issue_x(i + 3, next + 2 * stride);
     wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
     tile = next;
   }
   // Every x box this block issued has been waited for (x(i+2), x(i+3) only exist while tiles remain).
+}
+
+// The warp-specialized kernel (WG_WS = 1; WARPGROUPS = 4). The block's warpgroups split into two loops
+// over the same tiles:
+//   producers (warpgroups 2, 3): wait x(n); wait act[n % 2] empty; depthwise(n) -> act[n % 2];
+//     arrive FULL[n % 2]; producer barrier; TMA x(n + S) into the slot just read;
+//   consumers (warpgroups 0, 1, after staging W_pw while the producers build act(0)): wait FULL[n % 2];
+//     issue the GEMM of tile n; wait for it; arrive EMPTY[n % 2]; bias + store y(n).
+// So the depthwise of tile n+1 runs in other warps than the MMA and the y stores of tile n, instead of
+// before those stores in the same warps; act is a 2-deep ring, the producers run up to two tiles ahead.
+// Handoffs are mbarriers (FULL: every producer thread, after its act stores and a proxy fence, so the
+// wgmma reads see them; EMPTY: every consumer thread, after wgmma.wait), as rung 08's racechecked design.
+// Consumer warpgroup cg multiplies W rows 64 cg .. + 63 by every column of the tile, in wgmma N of
+// min(TT, 64). (One consumer warpgroup for both row halves holds twice the accumulators: it spills
+// under the 128 registers a 512-thread block allows.)
+#ifndef WG_WS
+#define WG_WS 0
+#endif
+static_assert(WG_WS == 0 || (WG_WS == 1 && WARPGROUPS == 4), "WG_WS: 0 (off) or 1 (needs WARPGROUPS=4)");
+template <typename T, bool kSplit, int TT, int D>
+__global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
+  using E = WgElem<T>;
+  using L = WgLayout<T, kSplit>;
+  using Tiles = WgTiles<T, kSplit, TT, D>;
+  constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
+  constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
+  constexpr int NC = 256, NP = kThreads - NC;  // consumer and producer threads
+  constexpr int kN = TT < 64 ? TT : 64, kCH = TT / kN;  // wgmma N per column chunk, column chunks
+  constexpr int kBarProducers = 1, kBarConsumers = 2;
+  extern __shared__ unsigned char wg_smem_raw[];
+  unsigned char* smem = wg_smem_base(wg_smem_raw);
+  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // xbar[2], full[2], empty[2]
+  uint64_t* full = xbar + 2;
+  uint64_t* empty = xbar + 4;
+  const Tiles tiles{p, &xmap, smem, xbar};
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    for (int s = 0; s < 2; ++s) {
+      mbar_init(&xbar[s], 1);
+      mbar_init(&full[s], NP);
+      mbar_init(&empty[s], NC);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
+  }
+  __syncthreads();
+  const int64_t stride = gridDim.x;
+
+  if (tid >= NC) {  // ---- producers: one channel c each (lanes on consecutive channels), share h of the groups
+    const int ptid = tid - NC, c = ptid % kMaxCin, h = ptid / kMaxCin;
+    constexpr int nsplit = NP / kMaxCin;
+    const bool live = c < p.C_in;
+    float wt[kKmax], bias = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
+    if (live && p.b_dw) bias = __ldg(p.b_dw + c);
+    if (ptid == 0)
+      for (int n = 0; n < S; ++n) tiles.issue_x(n, blockIdx.x + n * stride);
+    int n = 0;
+    for (int64_t tile = blockIdx.x; tile < p.n_tiles; tile += stride, ++n) {
+      tiles.wait_x(n);
+      if (n >= 2) mbar_wait(&empty[n & 1], ((n >> 1) - 1) & 1);  // the consumers' MMA(n - 2) is done with it
+      tiles.depthwise(n, tile, wt, bias, c, live, h, nsplit);
+      fence_proxy_async();  // act[n % 2] -> visible to the consumers' wgmma
+      mbar_arrive(&full[n & 1]);
+      named_bar_sync(kBarProducers, NP);  // every producer is done reading x slot n % S
+      if (ptid == 0) tiles.issue_x(n + S, tile + S * stride);
+    }
+  } else {  // ---- consumers
+    wg_fill_w<E, kSplit, NC>(smem, p, tid);
+    fence_proxy_async();
+    named_bar_sync(kBarConsumers, NC);  // W_pw complete and visible to wgmma
+    const int cg = tid >> 7;
+    const uint32_t w_cg = smem_u32(smem) + cg * 64 * 128, act_addr = smem_u32(smem + L::off_act);
+    float d[kCH][kAcc][kN / 2];
+#pragma unroll
+    for (int u = 0; u < kCH; ++u)
+#pragma unroll
+      for (int a = 0; a < kAcc; ++a)
+#pragma unroll
+        for (int r = 0; r < kN / 2; ++r) d[u][a][r] = 0.0f;
+    const float2 bias_pw = wg_bias(p, cg * 64);
+    T* y = static_cast<T*>(p.y);
+    int n = 0;
+    for (int64_t tile = blockIdx.x; tile < p.n_tiles; tile += stride, ++n) {
+      mbar_wait(&full[n & 1], (n >> 1) & 1);
+      const uint32_t act_n = act_addr + (n & 1) * L::act_stage;
+#pragma unroll
+      for (int ch = 0; ch < kCH; ++ch)
+        wg_gemm_issue<E, kSplit, kN, TT>(d[ch], w_cg, act_n + ch * kN * 128, L::w_bytes, L::act_part);
+      wg_wait<0>();
+#pragma unroll
+      for (int ch = 0; ch < kCH; ++ch) wg_fence_regs(d[ch]);
+      mbar_arrive(&empty[n & 1]);  // act[n % 2] read
+      const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
+#pragma unroll
+      for (int ch = 0; ch < kCH; ++ch)
+        wg_store<T, kN, kAcc>(d[ch], y, p, b, cg * 64, t0 + ch * kN, bias_pw.x, bias_pw.y);
+    }
+  }
+  // Every x box the producers issued has been waited for (x(n + S) only exists while tiles remain).
 }
 
 // Host: the fast-path shape test (nullptr = supported).
@@ -480,7 +606,7 @@ const char* wg_shape_refusal(const FusedArgs& a) {
   return nullptr;
 }
 
-// Host: smem layout [W_pw (big, small) | act x 2 | x x S | 2 mbarriers] (+1 KB for the 1024-byte alignment
+// Host: smem layout [W_pw (big, small) | act x 2 | x x S | 6 mbarriers (x; WG_WS: also full, empty)] (+1 KB for the 1024-byte alignment
 // of the base); S = WgLayout::x_slots.
 template <typename T, bool kSplit>
 bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
@@ -501,7 +627,7 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   p.off_x = L::off_x;
   p.x_stage = static_cast<uint32_t>((a.C_in * xw * sizeof(T) + 1023) / 1024 * 1024);  // TMA boxes: 128-byte aligned
   p.off_mbar = p.off_x + L::x_slots * p.x_stage;
-  const int64_t total = static_cast<int64_t>(p.off_mbar) + 2 * 8 + 1024;
+  const int64_t total = static_cast<int64_t>(p.off_mbar) + 6 * 8 + 1024;
   if (xw > 256 || total > limit) return false;  // (a TMA box is at most 256 elements per dimension)
   smem = static_cast<size_t>(total);
   return true;
@@ -555,11 +681,16 @@ void wg_launch(const FusedArgs& a, void* stream) {
   if (wg_shape_refusal<T>(a) || !wg_plan<T, kSplit>(a, p, smem))
     throw std::runtime_error("wgmma variant: shape not supported (see fused_unsupported)");
   const CUtensorMap xmap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW);
+  auto kernel = [](auto dil) {  // the kernel for dilation dil (a compile-time constant)
+    constexpr int D = decltype(dil)::value;
+    if constexpr (WG_WS) return wg_ws_kernel<T, kSplit, TILE_T, D>;
+    else return wg_kernel<T, kSplit, TILE_T, D>;
+  };
   switch (a.dilation) {
-    case 1: return tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, 1>, kThreads, smem, a, p, stream, xmap);
-    case 2: return tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, 2>, kThreads, smem, a, p, stream, xmap);
-    case 3: return tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, 3>, kThreads, smem, a, p, stream, xmap);
-    default: return tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, 4>, kThreads, smem, a, p, stream, xmap);
+    case 1: return tc_launch_persistent(kernel(std::integral_constant<int, 1>{}), kThreads, smem, a, p, stream, xmap);
+    case 2: return tc_launch_persistent(kernel(std::integral_constant<int, 2>{}), kThreads, smem, a, p, stream, xmap);
+    case 3: return tc_launch_persistent(kernel(std::integral_constant<int, 3>{}), kThreads, smem, a, p, stream, xmap);
+    default: return tc_launch_persistent(kernel(std::integral_constant<int, 4>{}), kThreads, smem, a, p, stream, xmap);
   }
 }
 

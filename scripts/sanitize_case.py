@@ -1,5 +1,6 @@
 """Run one variant on a few small, awkward shapes (for compute-sanitizer memcheck / racecheck).
-Usage: compute-sanitizer --tool memcheck python scripts/sanitize_case.py VARIANT"""
+Usage: compute-sanitizer --tool memcheck python scripts/sanitize_case.py VARIANT [NAME=VALUE ...]
+(NAME=VALUE: compile-time parameters over the variant's tuned ones)"""
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
 
 variant = sys.argv[1]
+defines = {**fj.tuned_defines(variant), **dict(a.split("=", 1) for a in sys.argv[2:])}
 info = fj.variant_info(variant)
 shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   # the headline's tiles
           dict(B=1, C_in=96, C_out=200, T=131, K=4, dilation=3, bias=False),   # odd everything
@@ -18,9 +20,9 @@ worst = 0.0
 for i, s in enumerate(shapes):
     for dt in info.dtypes:
         model, x = fj._make_case(s, fj.DTYPES[dt], "cuda", seed=i)
-        if fj.load(variant).why_unsupported(x, *fj._forward_args(model)):
+        if fj.load(variant, defines).why_unsupported(x, *fj._forward_args(model)):
             continue
-        y = fj.run_variant(variant, model, x)
+        y = fj.run_variant(variant, model, x, defines=defines)
         worst = max(worst, fj.rel_err(y, fj.reference(model, x)) / fj.tolerance(variant, dt))
-print(f"sanitize_case {variant}: worst error / bound = {worst:.3g}")
+print(f"sanitize_case {variant} {fj._defines_str(defines)}: worst error / bound = {worst:.3g}")
 sys.exit(0 if worst <= 1 else 1)
