@@ -24,10 +24,17 @@
 #define WG_MIN_BLOCKS 1  // __launch_bounds__ minimum blocks per SM (2: 2 blocks/SM where smem allows, <= 128
                          // registers; rung 11 at TILE_T=64: 21.0 vs 22.0 us, below its tuned 20.6)
 #endif
+#ifndef WG_SILU_TANH
+#define WG_SILU_TANH 0  // 1: the fast SiLU as h + h tanh(h) (one MUFU op per output instead of two); not the split's
+#endif
+#ifndef WG_X_SLOTS
+#define WG_X_SLOTS 2  // x tiles in flight or in use at most (fewer where they do not fit in smem)
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
 static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
+static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
 
 namespace {
@@ -235,7 +242,7 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
 #pragma unroll
         for (int i = 0; i < G; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
 #pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu(acc[i]) : silu_fast(acc[i]);
+      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu(acc[i]) : WG_SILU_TANH ? silu_tanh(acc[i]) : silu_fast(acc[i]);
     }
     const int tt0 = G * j - shift;
     auto put = [&](int tt, float val) {
@@ -271,11 +278,14 @@ struct WgLayout {
   static constexpr uint32_t off_act = (kSplit ? 2 : 1) * w_bytes;            // [W_pw big | W_pw small]
   static constexpr uint32_t act_stage = (kSplit ? 2 : 1) * act_part;         // [act big | act small] x 2 stages
   static constexpr uint32_t off_x = off_act + 2 * act_stage;
-  // x slots: 2 where two of the largest x tiles (C_in = 128, span 16, one chunk of padding) fit, else 1 (a
-  // compile-time constant: the slot and mbarrier parity of a tile are then shifts, not divisions)
+  // x slots: as many of the largest x tiles (C_in = 128, span 16, one chunk of padding) as fit, at most
+  // WG_X_SLOTS, at least 1 (a compile-time constant: the slot and mbarrier parity of a tile are then
+  // shifts, not divisions where S is a power of 2)
   static constexpr int G = 16 / sizeof(T);
   static constexpr uint32_t x_stage_max = (kMaxCin * (TILE_T + (16 + 2 * G - 1) / G * G + G) * sizeof(T) + 1023) / 1024 * 1024;
-  static constexpr int x_slots = off_x + 2 * x_stage_max + 6 * 8 + 1024 <= 227 * 1024 ? 2 : 1;
+  static constexpr uint32_t bars = (WG_X_SLOTS + 4) * 8;  // x slots, then FULL[2], EMPTY[2] (WG_WS)
+  static constexpr int64_t x_fit = (227 * 1024 - 1024 - static_cast<int64_t>(bars) - off_x) / x_stage_max;
+  static constexpr int x_slots = x_fit < 1 ? 1 : x_fit < WG_X_SLOTS ? static_cast<int>(x_fit) : WG_X_SLOTS;
 };
 
 // The x tiles, the act buffers and the depthwise of one block (both kernels below). x tiles sit in
@@ -439,8 +449,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   if (live && p.b_dw) bias = __ldg(p.b_dw + c);
 
   if (tid == 0) {
-    mbar_init(&xbar[0], 1);
-    mbar_init(&xbar[1], 1);
+    for (int s = 0; s < S; ++s) mbar_init(&xbar[s], 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
@@ -487,12 +496,12 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     wg_store<T, kNT, kAcc>(d, y, p, tile / p.n_tt, wg_m * 64, (tile % p.n_tt) * TT + wg_n * kNT, bias_pw.x, bias_pw.y);
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (!has_next) break;
-    if constexpr (S == 2)
-      if (tid == 0) tiles.issue_x(i + 3, next + 2 * stride);
+    if constexpr (S >= 2)
+      if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
     wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
     tile = next;
   }
-  // Every x box this block issued has been waited for (x(i+2), x(i+3) only exist while tiles remain).
+  // Every x box this block issued has been waited for (x(i + 1 + S) only exists while tiles remain).
 }
 
 // The warp-specialized kernel (WG_WS = 1; WARPGROUPS = 4). The block's warpgroups split into two loops
@@ -524,14 +533,14 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
   constexpr int kBarProducers = 1, kBarConsumers = 2;
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
-  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // xbar[2], full[2], empty[2]
-  uint64_t* full = xbar + 2;
-  uint64_t* empty = xbar + 4;
+  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // xbar[S], full[2], empty[2]
+  uint64_t* full = xbar + S;
+  uint64_t* empty = xbar + S + 2;
   const Tiles tiles{p, &xmap, smem, xbar};
   const int tid = threadIdx.x;
   if (tid == 0) {
+    for (int s = 0; s < S; ++s) mbar_init(&xbar[s], 1);
     for (int s = 0; s < 2; ++s) {
-      mbar_init(&xbar[s], 1);
       mbar_init(&full[s], NP);
       mbar_init(&empty[s], NC);
     }
@@ -606,8 +615,8 @@ const char* wg_shape_refusal(const FusedArgs& a) {
   return nullptr;
 }
 
-// Host: smem layout [W_pw (big, small) | act x 2 | x x S | 6 mbarriers (x; WG_WS: also full, empty)] (+1 KB for the 1024-byte alignment
-// of the base); S = WgLayout::x_slots.
+// Host: smem layout [W_pw (big, small) | act x 2 | x x S | mbarriers (S for x; FULL[2], EMPTY[2])] (+1 KB for
+// the 1024-byte alignment of the base); S = WgLayout::x_slots.
 template <typename T, bool kSplit>
 bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   using L = WgLayout<T, kSplit>;
@@ -627,7 +636,7 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   p.off_x = L::off_x;
   p.x_stage = static_cast<uint32_t>((a.C_in * xw * sizeof(T) + 1023) / 1024 * 1024);  // TMA boxes: 128-byte aligned
   p.off_mbar = p.off_x + L::x_slots * p.x_stage;
-  const int64_t total = static_cast<int64_t>(p.off_mbar) + 6 * 8 + 1024;
+  const int64_t total = static_cast<int64_t>(p.off_mbar) + L::bars + 1024;
   if (xw > 256 || total > limit) return false;  // (a TMA box is at most 256 elements per dimension)
   smem = static_cast<size_t>(total);
   return true;
