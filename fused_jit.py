@@ -856,34 +856,54 @@ def _defines_str(defines: dict | None) -> str:
     return ";".join(f"{k}={v}" for k, v in sorted((defines or {}).items()))
 
 
+def _variant_spec(spec: str) -> tuple[str, dict | None]:
+    """'name' -> (name, None: its tuned parameters); 'name:A=1,B=2' -> (name, tuned parameters with A, B set)."""
+    name, _, params = spec.partition(":")
+    if not params:
+        return name, None
+    if name in BASELINES:
+        raise ValueError(f"baseline {name!r} takes no compile-time parameters")
+    try:
+        given = dict(kv.split("=", 1) for kv in params.split(","))
+    except ValueError:
+        raise ValueError(f"bad variant spec {spec!r}: expected name:NAME=VALUE,NAME=VALUE") from None
+    return name, {**tuned_defines(name), **given}
+
+
 def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: int = 200, log: bool = True,
        seed: int = 0) -> dict:
     """Interleaved A/B timing of two variants or baselines (eager, eager_fp32, compile, clone).
+
+    A variant may carry compile-time parameters over its tuned ones, "name:NAME=V,NAME=V" (e.g.
+    "wgmma_tf32:WG_WS=1"), so two settings of one kernel can be compared.
 
     Both outputs are checked against float64 first. Then A and B are called alternately (A B A B ...), the
     L2 flushed before each call, and the ratio t_A / t_B taken pair by pair; returns the median ratio, its
     95% bootstrap interval and a verdict: A is 'faster' (interval below 1), 'slower' (above 1) or
     'within noise'. Logged to results/ as kind 'ab'.
     """
+    if a == b:
+        raise ValueError(f"ab: A and B are the same ({a!r})")
     shape = dict(shape or HEADLINE)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    for n in (a, b):
+    specs = {s: _variant_spec(s) for s in (a, b)}  # label -> (variant or baseline, defines or None)
+    for n, _ in specs.values():
         if n not in BASELINES and variant_info(n).device != device:
             raise ValueError(f"variant {n!r} runs on {variant_info(n).device}, not {device}")
     model, x = _make_case(shape, DTYPES[dtype], device, seed=1234 + seed)
     ref = reference(model, x)
     fns, errs = {}, {}
-    for n in (a, b):
+    for s, (n, defs) in specs.items():
         run_model = model if n not in BASELINES or dtype == "float32" else _copy_model(model).to(DTYPES[dtype])
-        fns[n] = _callable(n, run_model, x)
+        fns[s] = _callable(n, run_model, x, defs)
         if n == "clone":
-            errs[n] = float("nan")
+            errs[s] = float("nan")
             continue
-        y = run_variant(n, model, x) if n not in BASELINES else fns[n]()
-        errs[n] = rel_err(y, ref)
+        y = run_variant(n, model, x, defines=defs) if n not in BASELINES else fns[s]()
+        errs[s] = rel_err(y, ref)
         bound = tolerance(n, dtype) if n not in BASELINES else TOLERANCE["tf32" if dtype == "float32" else "bf16"]
-        if not errs[n] <= bound:
-            raise AssertionError(f"ab: {n} is wrong at {shape} {dtype}: rel. error {errs[n]:.3g} > {bound:g}")
+        if not errs[s] <= bound:
+            raise AssertionError(f"ab: {s} is wrong at {shape} {dtype}: rel. error {errs[s]:.3g} > {bound:g}")
     timer = _Timer(device)
     fa, fb = fns[a], fns[b]
     timer.time(lambda: (fa(), fb()), reps=1, warmup=10)
@@ -900,10 +920,11 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
     if log:
         env, now = environment(device), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         rows = []
-        for n, col in ((a, 0), (b, 1)):
-            t = pairs[:, col]
+        for s, col in ((a, 0), (b, 1)):
+            t, (n, defs) = pairs[:, col], specs[s]
             rows.append({"timestamp": now, "kind": "ab", **env, "variant": n,
-                         "source_hash": source_hash(n) if n not in BASELINES else "", "defines": "",
+                         "source_hash": source_hash(n) if n not in BASELINES else "",
+                         "defines": _defines_str(defs) if defs else "",
                          **_shape_cols(shape), "dtype": dtype, "rel_err": errs[n], "median_us": float(np.median(t)),
                          "p10_us": float(np.percentile(t, 10)), "p90_us": float(np.percentile(t, 90)), "n": reps,
                          "l2_flushed": device == "cuda",
@@ -1235,7 +1256,7 @@ def main(argv: list[str] | None = None) -> int:
     pb.add_argument("--no-log", action="store_true", help="do not append to results/timings.csv")
     _shape_args(pb)
     pa = sub.add_parser("ab", help="interleaved A/B timing of two variants or baselines (eager, compile, ...)")
-    pa.add_argument("a", help="variant or baseline A")
+    pa.add_argument("a", help="variant or baseline A (a variant may take parameters: name:NAME=V,NAME=V)")
     pa.add_argument("b", help="variant or baseline B")
     pa.add_argument("--reps", type=int, default=200, help="A/B pairs")
     pa.add_argument("--no-log", action="store_true", help="do not append to results/timings.csv")

@@ -57,6 +57,18 @@ def test_ab_cpu():
     assert r["verdict"] in ("faster", "slower", "within noise") and r["ci_low"] <= r["ratio"] <= r["ci_high"]
 
 
+def test_ab_variant_spec_carries_parameters():
+    assert fj._variant_spec("cpu") == ("cpu", None)
+    name, defs = fj._variant_spec("wgmma_tf32:WG_WS=1,TILE_T=32")
+    assert name == "wgmma_tf32" and defs["WG_WS"] == "1" and defs["TILE_T"] == "32"
+    with pytest.raises(ValueError, match="name:NAME=VALUE"):
+        fj._variant_spec("wgmma_tf32:WG_WS")
+    with pytest.raises(ValueError, match="no compile-time parameters"):
+        fj._variant_spec("eager:X=1")
+    with pytest.raises(ValueError, match="the same"):
+        fj.ab("cpu", "cpu", SMALL, reps=2)
+
+
 def test_cli_exit_codes(tmp_path):
     env_results = {"FUSED_RESULTS": str(tmp_path / "cli.csv")}
     import os
