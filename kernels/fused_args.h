@@ -31,3 +31,10 @@ const char* fused_unsupported(const FusedArgs& a);
 // Launch on `stream` (a cudaStream_t; unused on CPU). Throws std::runtime_error on a CUDA API error;
 // the launcher checks cudaGetLastError() after it returns.
 void fused_forward(const FusedArgs& a, void* stream);
+
+#ifdef FUSED_TRACE
+// Kernel files that support FUSED_TRACE=1 (a timing experiment: rungs 09-11) also define this: the last
+// launch's per-block event clocks (kTraceSlots uint64 per block, 0 = not reached) -> dst (at most `max`
+// values); returns the count and clears the record.
+int fused_trace_read(uint64_t* dst, int max);
+#endif

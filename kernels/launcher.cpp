@@ -171,4 +171,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("why_unsupported", &why_unsupported, "'' when this variant can compute these inputs, else why not",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
         py::arg("padding"));
+#ifdef FUSED_TRACE
+  m.def("trace", [] {
+    std::vector<uint64_t> v(1 << 17);
+    v.resize(static_cast<size_t>(fused_trace_read(v.data(), static_cast<int>(v.size()))));
+    return v;
+  }, "the last launch's per-block event clocks (FUSED_TRACE builds only), then cleared");
+#endif
 }

@@ -39,6 +39,38 @@ static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS ==
 
 namespace {
 
+// FUSED_TRACE=1 (a timing experiment; scripts/trace_case.py): one thread per role records clock64() at the
+// phase boundaries of its block's first kTraceTiles tiles, and %globaltimer at entry and exit (so cycles
+// convert to microseconds per block). Slot layout per block: entry, exit (clocks), entry, exit (ns), the
+// W_pw fill done, then kTrPhases slots per tile.
+#ifndef FUSED_TRACE
+#define FUSED_TRACE 0
+#endif
+constexpr int kTraceSlots = 64, kTraceBlocks = 1024, kTraceTiles = 8;
+enum WgTraceSlot { kTrEntry = 0, kTrExit = 1, kTrEntryNs = 2, kTrExitNs = 3, kTrWFill = 4, kTrTile0 = 8 };
+enum WgTracePhase { kTrXLanded, kTrActFree, kTrDwDone, kTrMmaIssued, kTrMmaDone, kTrStored, kTrBarrier, kTrPhases };
+static_assert(kTrTile0 + kTraceTiles * kTrPhases <= kTraceSlots, "trace slots");
+#if FUSED_TRACE
+__device__ unsigned long long wg_trace_buf[kTraceBlocks * kTraceSlots];
+#endif
+__device__ __forceinline__ void wg_mark(int slot, bool ns = false) {
+#if FUSED_TRACE
+  unsigned long long t;
+  if (ns) asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  else t = clock64();
+  if (blockIdx.x < kTraceBlocks) wg_trace_buf[blockIdx.x * kTraceSlots + slot] = t;
+#endif
+}
+__device__ __forceinline__ void wg_mark_tile(int n, int phase) {
+  if (FUSED_TRACE && n < kTraceTiles) wg_mark(kTrTile0 + n * kTrPhases + phase);
+}
+__device__ __forceinline__ void wg_mark_ends(bool entry) {
+  if (FUSED_TRACE) {
+    wg_mark(entry ? kTrEntryNs : kTrExitNs, true);
+    wg_mark(entry ? kTrEntry : kTrExit);
+  }
+}
+
 constexpr int kThreads = WARPGROUPS * 128;
 constexpr int kRows = 128;     // W_pw rows in smem (C_out padded to 128; warpgroup g takes rows 64 (g % 2) ..)
 constexpr int kMaxCin = 128;   // the GEMM's K (C_in zero-padded)
@@ -456,13 +488,19 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 
   const int64_t stride = gridDim.x;
   int64_t tile = blockIdx.x;  // grid <= n_tiles: every block has a first tile
+  const bool tracer = FUSED_TRACE && tid == 0;
+  if (tracer) wg_mark_ends(true);
   if (tid == 0)
     for (int n = 0; n < S; ++n) tiles.issue_x(n, tile + n * stride);
   wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
+  if (tracer) wg_mark(kTrWFill);
   tiles.wait_x(0);
+  if (tracer) wg_mark_tile(0, kTrXLanded);
   tiles.depthwise(0, tile, wt, bias, c, live, h, nsplit);
+  if (tracer) wg_mark_tile(0, kTrDwDone);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
+  if (tracer) wg_mark_tile(0, kTrBarrier);
   if (tid == 0) tiles.issue_x(S, tile + S * stride);
 
   float d[kAcc][kNT / 2];
@@ -474,6 +512,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   const uint32_t w_wg = w_addr + wg_m * 64 * 128;       // this warpgroup's first W row
   const uint32_t act_wg = act_addr + wg_n * kNT * 128;  // ... and its first act row (tile column)
   wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg, L::w_bytes, L::act_part);
+  if (tracer) wg_mark_tile(0, kTrMmaIssued);
 
   // The loop exits only before an MMA is issued, so every path to the accumulators' next use passes a
   // wgmma.wait (otherwise ptxas inserts one right after the issue and serializes MMA and depthwise).
@@ -483,9 +522,11 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     const int64_t next = tile + stride;
     const bool has_next = next < p.n_tiles;  // block-uniform
     if (has_next) {
-      tiles.wait_x(i + 1);                                        // x(next) landed
+      tiles.wait_x(i + 1);  // x(next) landed
+      if (tracer) wg_mark_tile(i + 1, kTrXLanded);
       tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit);  // overlaps MMA(tile)
-      fence_proxy_async();                                        // act[(i + 1) % 2] -> visible to MMA(next)
+      if (tracer) wg_mark_tile(i + 1, kTrDwDone);
+      fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
       if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
         __syncthreads();
         if (tid == 0) tiles.issue_x(i + 2, next + stride);
@@ -493,14 +534,19 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     }
     wg_wait<0>();
     wg_fence_regs(d);
+    if (tracer) wg_mark_tile(i, kTrMmaDone);
     wg_store<T, kNT, kAcc>(d, y, p, tile / p.n_tt, wg_m * 64, (tile % p.n_tt) * TT + wg_n * kNT, bias_pw.x, bias_pw.y);
+    if (tracer) wg_mark_tile(i, kTrStored);
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
+    if (tracer) wg_mark_tile(i + 1, kTrBarrier);
     if (!has_next) break;
     if constexpr (S >= 2)
       if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
     wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
+    if (tracer) wg_mark_tile(i + 1, kTrMmaIssued);
     tile = next;
   }
+  if (tracer) wg_mark_ends(false);
   // Every x box this block issued has been waited for (x(i + 1 + S) only exists while tiles remain).
 }
 
@@ -559,20 +605,28 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
     if (live && p.b_dw) bias = __ldg(p.b_dw + c);
     if (ptid == 0)
       for (int n = 0; n < S; ++n) tiles.issue_x(n, blockIdx.x + n * stride);
+    const bool tracer = FUSED_TRACE && ptid == 0;
     int n = 0;
     for (int64_t tile = blockIdx.x; tile < p.n_tiles; tile += stride, ++n) {
       tiles.wait_x(n);
+      if (tracer) wg_mark_tile(n, kTrXLanded);
       if (n >= 2) mbar_wait(&empty[n & 1], ((n >> 1) - 1) & 1);  // the consumers' MMA(n - 2) is done with it
+      if (tracer) wg_mark_tile(n, kTrActFree);
       tiles.depthwise(n, tile, wt, bias, c, live, h, nsplit);
+      if (tracer) wg_mark_tile(n, kTrDwDone);
       fence_proxy_async();  // act[n % 2] -> visible to the consumers' wgmma
       mbar_arrive(&full[n & 1]);
       named_bar_sync(kBarProducers, NP);  // every producer is done reading x slot n % S
+      if (tracer) wg_mark_tile(n, kTrBarrier);
       if (ptid == 0) tiles.issue_x(n + S, tile + S * stride);
     }
   } else {  // ---- consumers
+    const bool tracer = FUSED_TRACE && tid == 0;
+    if (tracer) wg_mark_ends(true);
     wg_fill_w<E, kSplit, NC>(smem, p, tid);
     fence_proxy_async();
     named_bar_sync(kBarConsumers, NC);  // W_pw complete and visible to wgmma
+    if (tracer) wg_mark(kTrWFill);
     const int cg = tid >> 7;
     const uint32_t w_cg = smem_u32(smem) + cg * 64 * 128, act_addr = smem_u32(smem + L::off_act);
     float d[kCH][kAcc][kN / 2];
@@ -591,15 +645,19 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
 #pragma unroll
       for (int ch = 0; ch < kCH; ++ch)
         wg_gemm_issue<E, kSplit, kN, TT>(d[ch], w_cg, act_n + ch * kN * 128, L::w_bytes, L::act_part);
+      if (tracer) wg_mark_tile(n, kTrMmaIssued);
       wg_wait<0>();
 #pragma unroll
       for (int ch = 0; ch < kCH; ++ch) wg_fence_regs(d[ch]);
+      if (tracer) wg_mark_tile(n, kTrMmaDone);
       mbar_arrive(&empty[n & 1]);  // act[n % 2] read
       const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
 #pragma unroll
       for (int ch = 0; ch < kCH; ++ch)
         wg_store<T, kN, kAcc>(d[ch], y, p, b, cg * 64, t0 + ch * kN, bias_pw.x, bias_pw.y);
+      if (tracer) wg_mark_tile(n, kTrStored);
     }
+    if (tracer) wg_mark_ends(false);
   }
   // Every x box the producers issued has been waited for (x(n + S) only exists while tiles remain).
 }
@@ -704,3 +762,15 @@ void wg_launch(const FusedArgs& a, void* stream) {
 }
 
 }  // namespace
+
+#if FUSED_TRACE
+int fused_trace_read(uint64_t* dst, int max) {
+  const int n = max < kTraceBlocks * kTraceSlots ? max : kTraceBlocks * kTraceSlots;
+  void* buf = nullptr;
+  if (cudaDeviceSynchronize() != cudaSuccess || cudaGetSymbolAddress(&buf, wg_trace_buf) != cudaSuccess ||
+      cudaMemcpy(dst, buf, n * sizeof(uint64_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
+      cudaMemset(buf, 0, sizeof(wg_trace_buf)) != cudaSuccess)
+    throw std::runtime_error("fused_trace_read: CUDA error");
+  return n;
+}
+#endif
