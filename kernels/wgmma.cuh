@@ -30,6 +30,14 @@
 #ifndef WG_X_SLOTS
 #define WG_X_SLOTS 2  // x tiles in flight or in use at most (fewer where they do not fit in smem)
 #endif
+#ifndef WG_L2_PREFETCH
+#define WG_L2_PREFETCH 0  // > 0: x tiles are also prefetched into L2 (TMA prefetch) this many tiles ahead of their
+                          // load into smem, so the load finds them there (DRAM latency under load is 4-6 us:
+                          // FUSED_TRACE, h200_session_24c)
+#endif
+#ifndef WG_X_FIRST
+#define WG_X_FIRST 0  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -206,6 +214,12 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, u
       : "memory");
 }
 
+// Prefetch the same box into L2 only (no smem, no mbarrier).
+__device__ __forceinline__ void tma_prefetch_3d(const CUtensorMap* map, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n"
+               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+
 // ---- depthwise ----
 // 16 bytes of x from smem -> G floats.
 __device__ __forceinline__ void wg_load16(const float* p, float (&v)[4]) {
@@ -332,13 +346,28 @@ struct WgTiles {
   unsigned char* smem;  // 1024-byte aligned base
   uint64_t* xbar;       // one mbarrier per x slot
   // Thread 0 of the issuing group: the block's n-th tile (tile index t) -> slot n % S (nothing past the end).
+  // With WG_L2_PREFETCH = PF, a load past the first S also prefetches the block's tile n + PF into L2
+  // (the first S loads: after_first() covers tiles S .. S + PF - 1).
   __device__ __forceinline__ void issue_x(int n, int64_t t) const {
     if (t < p.n_tiles && !(FUSED_ABLATE & 8)) {
       const int s = n % S;
       mbar_expect_tx(&xbar[s], static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T));  // zero-filled parts count
-      tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s],
-                  static_cast<int>(tc_x_start((t % p.n_tt) * TT - p.padding, G)), 0, static_cast<int>(t / p.n_tt));
+      tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, static_cast<int>(t / p.n_tt));
+      if (WG_L2_PREFETCH > 0 && n >= S) prefetch(t + static_cast<int64_t>(WG_L2_PREFETCH) * gridDim.x);
     }
+  }
+  // Once the first tile has landed (so that the loads at the start do not delay it): WG_X_FIRST's other
+  // slot loads, then the L2 prefetches of tiles S .. S + PF - 1.
+  __device__ __forceinline__ void after_first(int64_t first_tile) const {
+    if (WG_X_FIRST)
+      for (int n = 1; n < S; ++n) issue_x(n, first_tile + static_cast<int64_t>(n) * gridDim.x);
+    for (int k = S; k < S + WG_L2_PREFETCH; ++k) prefetch(first_tile + static_cast<int64_t>(k) * gridDim.x);
+  }
+  __device__ __forceinline__ int x_col(int64_t t) const {  // first x column of tile t's box
+    return static_cast<int>(tc_x_start((t % p.n_tt) * TT - p.padding, G));
+  }
+  __device__ __forceinline__ void prefetch(int64_t t) const {
+    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) tma_prefetch_3d(xmap, x_col(t), 0, static_cast<int>(t / p.n_tt));
   }
   // The block's n-th tile landed (slot n % S, its (n / S)-th fill: the parity alternates).
   __device__ __forceinline__ void wait_x(int n) const {
@@ -491,11 +520,12 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   const bool tracer = FUSED_TRACE && tid == 0;
   if (tracer) wg_mark_ends(true);
   if (tid == 0)
-    for (int n = 0; n < S; ++n) tiles.issue_x(n, tile + n * stride);
+    for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, tile + n * stride);
   wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
   if (tracer) wg_mark(kTrWFill);
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);
+  if (tid == 0) tiles.after_first(tile);
   tiles.depthwise(0, tile, wt, bias, c, live, h, nsplit);
   if (tracer) wg_mark_tile(0, kTrDwDone);
   fence_proxy_async();
@@ -604,12 +634,13 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
     for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
     if (live && p.b_dw) bias = __ldg(p.b_dw + c);
     if (ptid == 0)
-      for (int n = 0; n < S; ++n) tiles.issue_x(n, blockIdx.x + n * stride);
+      for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, blockIdx.x + n * stride);
     const bool tracer = FUSED_TRACE && ptid == 0;
     int n = 0;
     for (int64_t tile = blockIdx.x; tile < p.n_tiles; tile += stride, ++n) {
       tiles.wait_x(n);
       if (tracer) wg_mark_tile(n, kTrXLanded);
+      if (n == 0 && ptid == 0) tiles.after_first(tile);
       if (n >= 2) mbar_wait(&empty[n & 1], ((n >> 1) - 1) & 1);  // the consumers' MMA(n - 2) is done with it
       if (tracer) wg_mark_tile(n, kTrActFree);
       tiles.depthwise(n, tile, wt, bias, c, live, h, nsplit);
