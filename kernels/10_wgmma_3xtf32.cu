@@ -41,10 +41,19 @@
 #define TILE_T 32
 #endif
 #ifndef WARPGROUPS
-#define WARPGROUPS 2
+#define WARPGROUPS 4
 #endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2
+#endif
+#ifndef WG_WS
+#define WG_WS 1
+#endif
+#ifndef WG_L2_PREFETCH
+#define WG_L2_PREFETCH 2
+#endif
+#ifndef WG_X_FIRST
+#define WG_X_FIRST 1
 #endif
 #include "wgmma.cuh"
 

@@ -34,6 +34,12 @@
 #ifndef WARPGROUPS
 #define WARPGROUPS 4
 #endif
+#ifndef WG_SILU_TANH
+#define WG_SILU_TANH 1
+#endif
+#ifndef WG_X_FIRST
+#define WG_X_FIRST 1
+#endif
 #include "wgmma.cuh"
 
 const char* fused_unsupported(const FusedArgs& a) {
