@@ -20,15 +20,15 @@
 //   tile, ~1-2k cycles on 8 warps); per tile 72 KB of DRAM traffic at 4.27 TB/s / 132 SMs = 2.2 us, so the
 //   kernel is memory-bound if one tile of x prefetch keeps enough bytes in flight: ~8.5-10 us
 //   (floor 7.9 us) plus W_pw staging and the first tile (~1.5 us).
-// Measured: 22.5 us median (p10-p90 21.9-23.3), rel. err 1.7e-4 (= eager's TF32 default), 3.81x eager
-//   (85.5 us) and 1.63x rung 5 (36.5 us) in the same run (H200, commit 6e7a8f6, results/timings.csv,
-//   results/logs/h200_session_23f_sweep_check_sanitize_bench.log; notebook 07 at e76836e: 22.1 us); 2.8x the
-//   7.9 us floor, 2.2x the prediction, and rung 5's <= 10 us target missed by 2.2x. Tuned WARPGROUPS=4
-//   TILE_T=64 WG_W_LATE=0 (results/tuned.json). ptxas (sm_90a, nvcc 13.0, D = 4, 3, 2, 1): 108, 108, 112,
-//   118 registers, 0 spills; dynamic smem 205 KiB at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB;
-//   both in results/logs/wgmma_ptxas_smem.txt)
-//   -> 1 block/SM. memcheck + racecheck clean (h200_session_23f; sanitize_case includes a shape with 2
-//   tiles per block).
+// Measured: 21.0 us median (p10-p90 20.4-21.8), rel. err 1.7e-4 (= eager's TF32 default), 4.08x eager
+//   (85.6 us) and 1.72x rung 5 (36.1 us) in the same run (H200, commit 7ba44a3, results/timings.csv,
+//   results/logs/h200_session_24f_gpu_tests_notebook07.log = notebook 07; the bench at 889b9c0 in
+//   h200_session_24e: 21.0 us too); 2.7x the 7.9 us floor, 1.6x the same run's 13.1 us copy, 2.1x the
+//   prediction, and rung 5's <= 10 us target missed by 2.1x. Tuned (results/tuned.json = this file's defaults):
+//   WARPGROUPS=4 TILE_T=64 WG_SILU_TANH=1 WG_X_FIRST=1. ptxas (sm_90a, nvcc 13.0, D = 4, 3, 2, 1): 110, 110,
+//   114, 118 registers, 0 spills; dynamic smem 205 KiB at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB;
+//   both in results/logs/wgmma_ptxas_smem.txt) -> 1 block/SM. memcheck + racecheck clean (h200_session_24e;
+//   sanitize_case includes a shape with 2 tiles per block).
 // How it got there (each line: same-run rung 5 at 35.9-36.5 us; logs h200_session_15 .. 21):
 //   v1 x by cp.async, 2 warpgroups, run-time K: 33.0 us (3f54647). ncu (results/profiles/
 //      ncu_wgmma_tf32_03d9ce1.txt): 11.0M warp instructions, 8 warps/SM, DRAM 12% of peak. Stage costs
@@ -52,16 +52,28 @@
 //      v5 still gives 0.95 (CI 0.944-0.956, v5 22.8 vs 24.0 us under ab; h200_session_23f_ab_prev.log):
 //      ~1 us of the template's cost is not found yet. Issuing W_pw's loads before the first x wait and its
 //      stores after depthwise(0) (WG_W_LATE=1) measured 22.3 vs 22.0 us: not kept.
-// Why not at the floor: ncu at 2359bdf (results/profiles/ncu_wgmma_tf32_2359bdf.txt; 22.4 us under the
-//   profiler): 9.9M warp instructions, 16 warps/SM, DRAM 17% of peak, ~0.4 instructions issued per cycle per
-//   scheduler: the stages of a tile still run one after another in the same warps (the ablation's stage costs
-//   add up instead of hiding behind the DRAM traffic). Part of every figure is the timer's: an empty kernel
-//   measures 4.4 us and the 33.6 MB copy 13.8 us under it (the L2 flush leaves dirty lines that are written
-//   back during the timed call; h200_session_19_timer_floor.txt).
-// Next: producer warpgroups for the depthwise (setmaxnreg) so that depthwise, MMA and stores of different
-//   tiles overlap; fewer instructions per depthwise output (integer work, the swizzled act addresses and
-//   the tf32 rounding, is ~35 of the loop's 106 SASS instructions);
-//   deeper x prefetch, which needs W_pw's 64 KB of smem (A operand from registers).
+//   v7 (session 24) SiLU as h + h tanh(h), h = v/2 (one MUFU op per output instead of ex2 + rcp; same rel. err
+//      1.7e-4) and the first x tile's load alone (the second slot's once it has landed, WG_X_FIRST): 21.0 us;
+//      an interleaved A/B against v6's settings 0.977 (CI 0.972-0.985; h200_session_24e). Measured and not
+//      kept (knobs in wgmma.cuh; sweeps h200_session_24a/b/d): the warp-specialized kernel (WG_WS=1, two
+//      producer warpgroups for the depthwise, two for MMA + stores: 21.6-22.4 us), 4 x slots at TILE_T=32
+//      (23.6-26.6), x tiles prefetched into L2 1-3 tiles ahead (WG_L2_PREFETCH: 21.4-22.2).
+// Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; h200_session_24c/d,
+//   results/traces/) says where a block's ~19 us go. The first x tile lands 4.7 us after the block starts
+//   (3.5 us with WG_X_FIRST): every SM asks for its tiles at once while DRAM also writes back the L2 flush's
+//   dirty lines. Then each tile costs ~3.2 us one phase after another: depthwise 1.0-1.3 us, the MMA issue
+//   0.9 us (the warps leave wgmma's issue only when most of the MMA has run: four warpgroups' 16 wgmmas each
+//   queue on the SM's tensor cores, so little of the MMA hides under the depthwise), +1-1.7 us in steps where
+//   thread 0 issues the next x TMA load before its warpgroup's wgmmas (the TMA issue blocks), y stores
+//   0.4-0.6 us, barriers. Warp specialization moves the depthwise to 8 warps, where it takes 1.8-2.5 us per
+//   tile (it is latency-bound per warp): the producers then bound the kernel, hence no gain. Earlier ncu
+//   (results/profiles/ncu_wgmma_tf32_2359bdf.txt): 16 warps/SM, DRAM 17% of peak, ~0.4 instructions issued
+//   per cycle per scheduler. An empty kernel measures 4.4 us and the 33.6 MB copy 13.1-13.8 us under this timer
+//   (h200_session_19_timer_floor.txt; the clone row of each bench).
+// Next: take the TMA issue off the warps that issue wgmma (a dedicated producer warp); fewer, larger wgmmas
+//   per tile (N = 64-128 from fewer warpgroups) or the MMA issue split around the depthwise; fewer instructions
+//   per depthwise output (integer work is ~35 of the loop's ~100 SASS instructions per 4 outputs); W_pw as
+//   the A operand from registers, for a deeper x ring.
 // Shape limits (fused_unsupported): an sm_90 GPU (wgmma is sm_90a-only); fp32 x with T % 4 == 0 and
 //   16-byte alignment, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise); C_in <= 128,
 //   C_out <= 128. ModelNew routes every other shape to the next rung of its accuracy class (rung 8, then 5).

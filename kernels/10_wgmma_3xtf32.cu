@@ -7,33 +7,45 @@
 //     accumulators over K slices and the small terms into one more; the epilogue adds them in fp32
 //     (rung 06 needed a zeroed partial per k-step with mma.sync);
 //   - the accurate SiLU (expf, IEEE division): the activations must be fp32-exact.
+//   - warp-specialized (WG_WS=1, since session 24): warpgroups 2-3 build act (depthwise + SiLU, 256 threads,
+//     one channel each), warpgroups 0-1 stage W_pw, then per tile wait for act, issue the 48 wgmmas, wait,
+//     hand the act buffer back and store y; act is a 2-deep ring between them, handed over on mbarriers
+//     (FULL: every producer thread after its stores and a proxy fence; EMPTY: every consumer thread after
+//     wgmma.wait). So the depthwise of tile i+1 runs in other warps than the MMA and the stores of tile i.
 //   With 192 KB of W_pw and act at TILE_T = 32, one x slot fits (WgLayout::x_slots = 1): the x box of tile
-//   i+2 is issued as soon as the depthwise of tile i+1 has read the slot, so it loads under the y stores.
+//   i+1 is issued once the producers have read the slot; x tiles are also prefetched into L2 two tiles ahead
+//   (WG_L2_PREFETCH=2), so that load finds them there.
 // Predicted (headline B=16 C=128 T=2048 K=5 d=2, TILE_T=32, 4 warpgroups: 1024 tiles, 7.8 per SM): rung
 //   09's 22 us is issue-bound in the depthwise (~106 SASS per 4 outputs); the split adds a subtraction,
 //   a rounding and a second st.shared per output and the accurate SiLU (~2x the SiLU's 5 instructions),
 //   ~+40%, and the MMA triples (2.8 us in rung 09's ablation -> ~8 us, mostly hidden under the depthwise):
 //   ~28-32 us, vs rung 06's 56.7 us; the 14 us target stays out of reach until the depthwise is cheaper.
-// Measured: 40.4 us median (p10-p90 39.8-41.2), rel. err 1.2e-7 (strict; eager TF32-off 1.2e-7), 2.12x eager
-//   (85.5 us) and 1.41x rung 06 (56.9 us) in the same run (H200, commit 6e7a8f6, results/timings.csv,
-//   results/logs/h200_session_23f_sweep_check_sanitize_bench.log; notebook 07 at e76836e: 40.3 us). 5.1x the
-//   floor, 1.3x the prediction; the <= 14 us target missed by 2.9x.
-//   Sweep (71e9f17, h200_session_23b): TILE_T=32 with 2 warpgroups 40.5-40.9 us; 4 warpgroups 43.6-49.8
-//   (512 threads cap registers at 128: spills); TILE_T=16 (two x slots fit) 51-63 us. WG_CHAINS 1 / 2 / 4:
-//   rel. err 2.0e-7 / 1.2e-7 / 9.0e-8 at 40.5 / 40.7 / 40.9 us (one accumulator is already within 1e-6; 2
-//   kept for margin, at a cost inside the run-to-run spread). Tuned TILE_T=32 WARPGROUPS=2 WG_CHAINS=2 WG_W_LATE=0.
-//   ptxas (sm_90a, D = 4, 3, 2, 1): 196, 197, 199, 207 registers, 0 spills; dynamic smem 215 KiB at the
-//   headline (W_pw 2 x 64 + act 2 x 2 x 16 + one x slot 22 KiB) -> 1 block/SM of 8 warps; both, and the
-//   4-warpgroup build's spills, in results/logs/wgmma_ptxas_smem.txt.
-//   Why slower than predicted: ncu (results/profiles/ncu_wgmma_3xtf32_ab9d997.txt, 43.7 us under the profiler):
-//   12.1M warp instructions (rung 09: 9.9M), 8 warps per SM = 2 per scheduler (199 registers, smem: one
-//   block), 0.40 eligible warps per scheduler, an instruction issued in 31% of cycles, DRAM 8.6% of peak.
-//   Per issued instruction a warp waits 6.4 cycles: fixed-latency dependencies 1.5, no instruction 1.5
-//   (instruction-cache misses: the depthwise is instantiated for every K of each dilation), long
-//   scoreboard 0.5, barrier 0.35. Too few warps to hide latency, and one x slot (tile i+2's box is issued
-//   only after depthwise(i+1) has read the slot). What would close it: W_pw small parts out of smem (64 KB:
-//   a 2-CTA cluster splitting C_out, or A from registers) for two x slots and 16 warps; less code per loop.
-//   memcheck + racecheck clean (h200_session_23f).
+// Measured: 37.1 us median (p10-p90 36.5-37.9), rel. err 1.2e-7 (strict; eager TF32-off 1.2e-7), 2.31x eager
+//   (85.6 us) and 1.54x rung 06 (57.0 us) in the same run (H200, commit 7ba44a3, results/timings.csv,
+//   h200_session_24f_gpu_tests_notebook07.log = notebook 07; the bench at 889b9c0, h200_session_24e: 37.1 us).
+//   4.7x the floor, 1.2x the prediction's upper end; the <= 14 us target missed by 2.6x.
+//   An interleaved A/B against session 23's settings (serial kernel, 2 warpgroups, no prefetch): 45.2 vs 37.6
+//   us, ratio 1.20 (CI 1.199-1.208; h200_session_24e). That serial build measured 39.4 us in session 24a's
+//   sweep (40.4 in session 23's bench); under the A/B, which alternates the two kernels with an L2 flush
+//   before each call, it ran slower. Tuned (results/tuned.json = this file's defaults): TILE_T=32
+//   WARPGROUPS=4 WG_CHAINS=2 WG_WS=1 WG_L2_PREFETCH=2 WG_X_FIRST=1.
+//   How it got there: v1 (session 23) the serial kernel with 2 warpgroups: 40.4 us (6e7a8f6; 4 warpgroups
+//   43.6-49.8: 512 threads cap registers at 128 and the serial split kernel needs ~200; TILE_T=16 51-63).
+//   WG_CHAINS 1 / 2 / 4: rel. err 2.0e-7 / 1.2e-7 / 9.0e-8 at 40.5 / 40.7 / 40.9 us (2 kept for margin).
+//   ncu of v1 (results/profiles/ncu_wgmma_3xtf32_ab9d997.txt): 8 warps per SM (199 registers), an instruction
+//   issued in 31% of cycles, stalls on fixed-latency dependencies 1.5 and instruction-cache misses 1.5 cycles
+//   per issued instruction, DRAM 8.6% of peak: too few warps to hide latency. v2 (session 24) warp
+//   specialization with 4 warpgroups (each role's registers fit under 128: 126): 38.0 us (h200_session_24a);
+//   + L2 prefetch 2 tiles ahead: 37.0 (24d; 0 / 2 tiles: 37.9 / 37.0 in one sweep); the first tile's load
+//   alone: within noise (37.0 vs 37.0).
+//   ptxas (sm_90a, D = 4, 3, 2, 1): 126 registers each, 0 spills; dynamic smem 215 KiB at the headline
+//   (W_pw 2 x 64 + act 2 x 2 x 16 + one x slot 22 KiB) -> 1 block/SM of 16 warps (results/logs/
+//   wgmma_ptxas_smem.txt, with the serial build's 176-181 registers).
+//   What would close it: the producers' depthwise (8 warps, the accurate SiLU, two rounded stores per
+//   output) bounds the loop as in rung 09's warp-specialized build (its header: 1.8-2.5 us per 64 columns);
+//   W_pw's small parts out of smem (a 2-CTA cluster splitting C_out, or A from registers) for two x slots;
+//   fewer instructions per depthwise output.
+//   memcheck + racecheck clean with the warp-specialized handoff (h200_session_24e).
 // Shape limits: as rung 09 (fused_unsupported): an sm_90 GPU, fp32 x with T % 4 == 0 and 16-byte alignment,
 //   dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other shape to
 //   the next strict rung (06, then 04).

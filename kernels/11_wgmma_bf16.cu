@@ -12,19 +12,28 @@
 //   4.27 TB/s = 3.9 us; the depthwise issues about rung 09's instructions per output (the window loads
 //   halve, the conversions add), the MMA halves (k16), the y stores halve: ~15-18 us, issue-bound like
 //   rung 09, vs rung 07's 35.6 us; the 6 us target stays out of reach for the same reason.
-// Measured: bf16 20.4 us median (p10-p90 19.9-21.1), rel. err 2.2e-3 vs float64 of the rounded inputs; fp16
-//   20.3 us (19.8-20.9), 1.4e-3; rung 07 in the same run 35.6 / 35.6 us -> 1.74x (H200, commit 6e7a8f6,
-//   results/timings.csv, h200_session_23f_sweep_check_sanitize_bench.log; notebook 07 at e76836e: 20.5 us).
-//   5.2x the 3.95 us bf16 floor, 1.2x the prediction's upper end; the <= 6 us target missed by 3.4x.
-//   Halving the bytes of rung 09 (22.5 us in fp32) bought 2 us: like rung 09 the kernel is bound by the
-//   issue and latency of its phases (depthwise, barriers, y stores), not by DRAM.
-//   Sweep (h200_session_23b, 23c): TILE_T=64 with 2 / 4 warpgroups 21.8 / 21.1 us, TILE_T=128 with 4: 20.6;
-//   2 blocks/SM (TILE_T=64, 2 warpgroups, WG_MIN_BLOCKS=2: 109 KiB each) 21.0 vs 22.0 with one; W_pw stores
-//   after depthwise(0) (WG_W_LATE=1) 21.2 vs 20.5. Tuned TILE_T=128 WARPGROUPS=4 WG_W_LATE=0.
-//   ptxas (sm_90a, D = 4, 3, 2, 1, for __half and bf16 alike): 111, 112, 116, 108 registers, 0 spills;
+// Measured: bf16 19.9 us median (p10-p90 19.3-20.7), rel. err 2.2e-3 vs float64 of the rounded inputs
+//   (H200, commit 7ba44a3, notebook 07's run, h200_session_24f_gpu_tests_notebook07.log); in the bench at
+//   889b9c0 (h200_session_24e): bf16 19.7 us, fp16 19.5 us (19.0-20.3), 1.4e-3; rung 07 in that run 35.6 /
+//   35.7 us -> 1.8x. 5.0x the 3.96 us bf16 floor, 1.1x the prediction's upper end; the <= 6 us target
+//   missed by 3.3x. Halving rung 09's bytes (21.0 us in fp32) buys 1 us: like rung 09 the kernel is bound
+//   by its phases running one after another, not by DRAM. The per-block timeline (FUSED_TRACE=1,
+//   scripts/trace_case.py, h200_session_24c) shows the y stores as this rung's largest phase: 2.6-3.3 us per
+//   128-column tile (each thread's 16 bf16x2 stores; a warp's store covers 8 rows x 16 bytes), against the
+//   depthwise's 1.7-3.3 us and the first x tile's 4.5 us.
+//   History: session 23 (6e7a8f6) 20.4 / 20.3 us; sweep (h200_session_23b, 23c): TILE_T=64 with 2 / 4
+//   warpgroups 21.8 / 21.1 us, TILE_T=128 with 4: 20.6; 2 blocks/SM (TILE_T=64, 2 warpgroups,
+//   WG_MIN_BLOCKS=2: 109 KiB each) 21.0 vs 22.0 with one. Session 24 (h200_session_24b, 24d): the tanh SiLU
+//   (WG_SILU_TANH=1) 19.9-20.1 us at TILE_T=128 (20.7 without it in 24a's sweep) and the first tile's load
+//   alone (WG_X_FIRST=1) 19.8; warp-specialized (WG_WS=1) 19.8-20.1, 4 x slots 19.8-20.4, L2 prefetch
+//   20.0-20.2: within noise, not kept. Tuned (results/tuned.json = this file's defaults): TILE_T=128 WARPGROUPS=4 WG_SILU_TANH=1
+//   WG_X_FIRST=1.
+//   ptxas (sm_90a, D = 4, 3, 2, 1, for __half and bf16 alike): 112, 112, 114, 109 registers, 0 spills;
 //   dynamic smem 173 KiB at the headline (W_pw 32 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM (both in
 //   results/logs/wgmma_ptxas_smem.txt).
-//   memcheck + racecheck clean (h200_session_23f).
+//   memcheck + racecheck clean (h200_session_24e).
+// Next: stage y through the act buffer the MMA has just read and store it with TMA (whole rows instead of
+//   16-byte pieces), which the warp-specialized form can do without a block-wide barrier.
 // Shape limits (fused_unsupported): an sm_90 GPU, bfloat16 or float16 x with T % 8 == 0 and 16-byte
 //   alignment, dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other
 //   shape (and float32 input) to the next rung that serves it (rung 07 for 16-bit input).
