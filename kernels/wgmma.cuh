@@ -42,6 +42,9 @@
 #ifndef WG_X_FIRST
 #define WG_X_FIRST 0  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
 #endif
+#ifndef WG_TMA_LATE
+#define WG_TMA_LATE 0  // 1 (serial kernel): thread 0 issues the next x load after its warpgroup's wgmmas, not before
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -535,7 +538,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
   if (tracer) wg_mark_tile(0, kTrBarrier);
-  if (tid == 0) tiles.issue_x(S, tile + S * stride);
+  if (!WG_TMA_LATE && tid == 0) tiles.issue_x(S, tile + S * stride);
 
   float d[kAcc][kNT / 2];
 #pragma unroll
@@ -546,6 +549,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   const uint32_t w_wg = w_addr + wg_m * 64 * 128;       // this warpgroup's first W row
   const uint32_t act_wg = act_addr + wg_n * kNT * 128;  // ... and its first act row (tile column)
   wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg, L::w_bytes, L::act_part);
+  if (WG_TMA_LATE && tid == 0) tiles.issue_x(S, tile + S * stride);
   if (tracer) wg_mark_tile(0, kTrMmaIssued);
 
   // The loop exits only before an MMA is issued, so every path to the accumulators' next use passes a
@@ -575,8 +579,10 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);
     if (!has_next) break;
     if constexpr (S >= 2)
-      if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
+      if (!WG_TMA_LATE && tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
     wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
+    if constexpr (S >= 2)
+      if (WG_TMA_LATE && tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
     if (tracer) wg_mark_tile(i + 1, kTrMmaIssued);
     tile = next;
   }
