@@ -925,7 +925,7 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
             rows.append({"timestamp": now, "kind": "ab", **env, "variant": n,
                          "source_hash": source_hash(n) if n not in BASELINES else "",
                          "defines": _defines_str(defs) if defs else "",
-                         **_shape_cols(shape), "dtype": dtype, "rel_err": errs[n], "median_us": float(np.median(t)),
+                         **_shape_cols(shape), "dtype": dtype, "rel_err": errs[s], "median_us": float(np.median(t)),
                          "p10_us": float(np.percentile(t, 10)), "p90_us": float(np.percentile(t, 90)), "n": reps,
                          "l2_flushed": device == "cuda",
                          "note": f"ab {a} vs {b}: ratio {result['ratio']:.4f} [{lo:.4f}, {hi:.4f}] {verdict}"})

@@ -49,6 +49,9 @@
 #ifndef WG_X_FIRST
 #define WG_X_FIRST 1
 #endif
+#ifndef WG_TMA_LATE
+#define WG_TMA_LATE 1
+#endif
 #include "wgmma.cuh"
 
 const char* fused_unsupported(const FusedArgs& a) {
