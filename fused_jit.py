@@ -258,12 +258,17 @@ def _build_plan(v: Variant, defines: dict | None):
 TUNED_JSON = ROOT / "results" / "tuned.json"
 
 
+def _tuned_table() -> dict:
+    """results/tuned.json: {GPU name: {variant: {parameter: value}}} ({} if absent)."""
+    import json
+    return json.loads(TUNED_JSON.read_text()) if TUNED_JSON.is_file() else {}
+
+
 def tuned_defines(variant: str) -> dict:
     """The compile-time parameters `sweep` found best for this variant on the visible GPU ({} if none)."""
-    if not torch.cuda.is_available() or not TUNED_JSON.is_file():
+    if not torch.cuda.is_available():
         return {}
-    import json
-    return dict(json.loads(TUNED_JSON.read_text()).get(torch.cuda.get_device_name(), {}).get(variant, {}))
+    return dict(_tuned_table().get(torch.cuda.get_device_name(), {}).get(variant, {}))
 
 
 def _import_built(name: str, so: Path):
@@ -1101,7 +1106,8 @@ def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None,
                  ) -> pd.DataFrame:
     """The latest bench row of each variant and baseline (per dtype) on one GPU at one shape (headline by
     default): its time, spread, error, ratio to the floor and speedup over eager timed in the same run
-    (NaN where that run did not time eager)."""
+    (NaN where that run did not time eager). Where a variant has rows built with its parameters in
+    results/tuned.json for that GPU, the latest of those: the table shows what `load` builds there now."""
     df = read_results() if df is None else df
     shape = dict(shape or HEADLINE)
     if df.empty:
@@ -1116,7 +1122,12 @@ def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None,
     device_name = device_name or sel["device_name"].iloc[-1]
     sel = sel[sel["device_name"] == device_name].copy()
     sel["run"] = _run_ids(sel)
-    latest = sel.sort_values("timestamp", kind="stable").groupby(["variant", "dtype"]).tail(1).copy()
+    tuned = _tuned_table().get(device_name, {})
+    sel["as_tuned"] = [n not in tuned or str(d) == _defines_str(tuned[n]) for n, d in zip(sel["variant"], sel["defines"])]
+    has_tuned = sel.groupby(["variant", "dtype"])["as_tuned"].transform("any")
+    pick = sel[sel["as_tuned"] | ~has_tuned]
+    latest = pick.sort_values("timestamp", kind="stable").groupby(["variant", "dtype"]).tail(1).drop(
+        columns="as_tuned").copy()
     order = {n: i for i, n in enumerate(list(BASELINES) + variants())}
     latest["order"] = latest["variant"].map(lambda n: order.get(n, 99))
     latest = latest.sort_values(["order", "dtype"]).drop(columns="order")

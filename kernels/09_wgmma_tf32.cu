@@ -53,11 +53,14 @@
 //      ~1 us of the template's cost is not found yet. Issuing W_pw's loads before the first x wait and its
 //      stores after depthwise(0) (WG_W_LATE=1) measured 22.3 vs 22.0 us: not kept.
 //   v7 (session 24) SiLU as h + h tanh(h), h = v/2 (one MUFU op per output instead of ex2 + rcp; same rel. err
-//      1.7e-4) and the first x tile's load alone (the second slot's once it has landed, WG_X_FIRST): 21.0 us;
-//      an interleaved A/B against v6's settings 0.977 (CI 0.972-0.985; h200_session_24e). Measured and not
-//      kept (knobs in wgmma.cuh; sweeps h200_session_24a/b/d): the warp-specialized kernel (WG_WS=1, two
-//      producer warpgroups for the depthwise, two for MMA + stores: 21.6-22.4 us), 4 x slots at TILE_T=32
-//      (23.6-26.6), x tiles prefetched into L2 1-3 tiles ahead (WG_L2_PREFETCH: 21.4-22.2).
+//      1.7e-4) and the first x tile's load alone (the second slot's once it has landed, WG_X_FIRST): 21.0 us.
+//      Same-run sweep pairs (h200_session_24b): tanh 21.47 vs 22.14, 21.54 vs 21.98; first tile alone 21.12
+//      vs 21.41 (24d). Measured and not kept (knobs in wgmma.cuh; sweeps h200_session_24a/b/d/j): the
+//      warp-specialized kernel (WG_WS=1, two producer warpgroups for the depthwise, two for MMA + stores:
+//      21.6-22.4 us), 4 x slots at TILE_T=32 (23.6-26.6), x tiles prefetched into L2 1-3 tiles ahead
+//      (WG_L2_PREFETCH: 21.4-22.2), the next x load issued after thread 0's wgmmas (WG_TMA_LATE: 21.12-21.15
+//      vs 20.96-20.99 alternating in one sweep, 24j; `ab` had said 0.937, 24h: the A/B tool disagrees with
+//      same-run sweeps, NOTES session 24).
 // Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; h200_session_24c/d,
 //   results/traces/) says where a block's ~19 us go. The first x tile lands 4.7 us after the block starts
 //   (3.5 us with WG_X_FIRST): every SM asks for its tiles at once while DRAM also writes back the L2 flush's
@@ -90,9 +93,6 @@
 #endif
 #ifndef WG_X_FIRST
 #define WG_X_FIRST 1
-#endif
-#ifndef WG_TMA_LATE
-#define WG_TMA_LATE 1
 #endif
 #include "wgmma.cuh"
 

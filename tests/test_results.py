@@ -43,3 +43,22 @@ def test_concurrent_appends_lose_nothing(tmp_path):
         assert pr.exitcode == 0
     df = fj.read_results(p)
     assert len(df) == 4 * 10 * 2 and df["variant"].is_unique
+
+
+def test_ladder_table_shows_the_tuned_build(tmp_path, monkeypatch):
+    gpu, head = "NVIDIA H200", {k: str(v) for k, v in fj._shape_cols(fj.HEADLINE).items()}
+    def row(ts, variant, defines, us):
+        return {"timestamp": ts, "kind": "bench", "run": ts, "device_name": gpu, "variant": variant,
+                "defines": defines, **head, "dtype": "float32", "median_us": us, "floor_us": 7.9}
+    p = tmp_path / "t.csv"
+    fj.append_results([row("2026-01-01T00:00:00", "eager", "", 80.0), row("2026-01-01T00:00:00", "wgmma_tf32", "A=1", 20.0),
+                       row("2026-01-02T00:00:00", "eager", "", 81.0), row("2026-01-02T00:00:00", "wgmma_tf32", "A=2", 19.0),
+                       row("2026-01-02T00:00:00", "naive", "", 3000.0)], p)
+    tuned = tmp_path / "tuned.json"
+    tuned.write_text('{"NVIDIA H200": {"wgmma_tf32": {"A": "1"}}}')
+    monkeypatch.setattr(fj, "TUNED_JSON", tuned)
+    t = fj.ladder_table(fj.read_results(p)).set_index("variant")
+    assert t.loc["wgmma_tf32", "median_us"] == 20.0 and t.loc["wgmma_tf32", "speedup_vs_eager"] == 4.0
+    assert t.loc["eager", "median_us"] == 81.0 and t.loc["naive", "median_us"] == 3000.0
+    tuned.write_text('{"NVIDIA H200": {"wgmma_tf32": {"A": "3"}}}')  # no row built as tuned: the latest
+    assert fj.ladder_table(fj.read_results(p)).set_index("variant").loc["wgmma_tf32", "median_us"] == 19.0
