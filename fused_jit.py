@@ -560,28 +560,39 @@ class _Timer:
             else None
 
     def time(self, fn, reps: int, warmup: int = 10) -> np.ndarray:
+        """Microseconds of each of `reps` calls of fn."""
+        return self.time_interleaved([fn], reps, warmup)[:, 0]
+
+    def time_interleaved(self, fns: list, reps: int, warmup: int = 10) -> np.ndarray:
+        """Microseconds, shape (reps, len(fns)): the functions called in turn (f0 f1 .. f0 f1 ..), each call
+        timed as above, and on the GPU all of them queued before one synchronize at the end, so that every
+        function is timed under the same conditions (an A/B must not synchronize between its calls while
+        bench does not: the two then measure different things)."""
         for _ in range(warmup):
-            fn()
+            for fn in fns:
+                fn()
         if self.device != "cuda":
             import time
-            out = []
-            for _ in range(reps):
-                t0 = time.perf_counter()
+            out = np.empty((reps, len(fns)))
+            for r in range(reps):
+                for j, fn in enumerate(fns):
+                    t0 = time.perf_counter()
+                    fn()
+                    out[r, j] = (time.perf_counter() - t0) * 1e6
+            return out
+        torch.cuda.synchronize()
+        events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in fns]
+                  for _ in range(reps)]
+        for row in events:
+            for fn, (s, e) in zip(fns, row):
+                self.flush_buf.zero_()
+                if self.spin_cycles:
+                    torch.cuda._sleep(self.spin_cycles)
+                s.record()
                 fn()
-                out.append((time.perf_counter() - t0) * 1e6)
-            return np.array(out)
+                e.record()
         torch.cuda.synchronize()
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        for s, e in zip(starts, ends):
-            self.flush_buf.zero_()
-            if self.spin_cycles:
-                torch.cuda._sleep(self.spin_cycles)
-            s.record()
-            fn()
-            e.record()
-        torch.cuda.synchronize()
-        return np.array([s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends)])  # microseconds
+        return np.array([[s.elapsed_time(e) * 1e3 for s, e in row] for row in events])
 
 
 def copy_bandwidth(device: str = "cuda", nbytes: int = 2**30) -> float:
@@ -909,10 +920,9 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
         bound = tolerance(n, dtype) if n not in BASELINES else TOLERANCE["tf32" if dtype == "float32" else "bf16"]
         if not errs[s] <= bound:
             raise AssertionError(f"ab: {s} is wrong at {shape} {dtype}: rel. error {errs[s]:.3g} > {bound:g}")
-    timer = _Timer(device)
-    fa, fb = fns[a], fns[b]
-    timer.time(lambda: (fa(), fb()), reps=1, warmup=10)
-    pairs = np.array([[timer.time(fa, 1, 0)[0], timer.time(fb, 1, 0)[0]] for _ in range(reps)])
+    # A and B in turn, queued as bench queues its calls. (Until session 24 ab synchronized after every call,
+    # and its ratios disagreed with same-run sweeps: h200_session_24h vs 24j. Not re-measured since.)
+    pairs = _Timer(device).time_interleaved([fns[a], fns[b]], reps)
     ratios = pairs[:, 0] / pairs[:, 1]
     rng = np.random.default_rng(seed)
     boot = np.median(rng.choice(ratios, size=(2000, len(ratios)), replace=True), axis=1)

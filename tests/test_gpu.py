@@ -74,6 +74,15 @@ def test_bench_and_ab_on_gpu():
     assert r["verdict"] in ("faster", "slower", "within noise")
 
 
+def test_ab_of_two_identical_builds_finds_no_difference():
+    # an A/A test of the A/B tool: the same kernel built twice (an unused define makes two modules). Session
+    # 24's ab (one synchronize per call) made one of two builds of a kernel 1-6 us slower than any bench of
+    # it; ab now queues its calls as bench does.
+    v = fj.DEFAULT_VARIANT if torch.cuda.get_device_capability() == (9, 0) else "tf32_mma"
+    r = fj.ab(f"{v}:FUSED_AA=1", f"{v}:FUSED_AA=2", reps=100, log=False)
+    assert 0.98 <= r["ratio"] <= 1.02, r
+
+
 def _import_file(path, name):
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
