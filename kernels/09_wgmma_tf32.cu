@@ -62,18 +62,20 @@
 //      vs 20.96-20.99 alternating in one sweep, 24j; `ab` had said 0.937, 24h: the A/B tool disagrees with
 //      same-run sweeps, NOTES session 24).
 // Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; h200_session_24c/d,
-//   results/traces/) says where a block's ~19 us go. The first x tile lands 4.7 us after the block starts
-//   (3.5 us with WG_X_FIRST): every SM asks for its tiles at once while DRAM also writes back the L2 flush's
+//   drawn in results/traces/trace_wgmma_tf32_06f96e4.png) says where a block's ~19 us go. The first x
+//   tile lands 4.7 us after the block starts (3.5 us with WG_X_FIRST): every SM asks for its tiles at once
+//   while DRAM also writes back the L2 flush's
 //   dirty lines. Then each tile costs ~3.2 us one phase after another: depthwise 1.0-1.3 us, the MMA issue
 //   0.9 us (the warps leave wgmma's issue only when most of the MMA has run: four warpgroups' 16 wgmmas each
-//   queue on the SM's tensor cores, so little of the MMA hides under the depthwise), +1-1.7 us in steps where
-//   thread 0 issues the next x TMA load before its warpgroup's wgmmas (the TMA issue blocks), y stores
+//   queue on the SM's tensor cores, so little of the MMA hides under the depthwise), 1-1.7 us more in the
+//   steps where thread 0 first issues the next x TMA load (issuing it after the wgmmas, WG_TMA_LATE, did not
+//   shorten the kernel, 24j: the cause is not settled), y stores
 //   0.4-0.6 us, barriers. Warp specialization moves the depthwise to 8 warps, where it takes 1.8-2.5 us per
 //   tile (it is latency-bound per warp): the producers then bound the kernel, hence no gain. Earlier ncu
 //   (results/profiles/ncu_wgmma_tf32_2359bdf.txt): 16 warps/SM, DRAM 17% of peak, ~0.4 instructions issued
 //   per cycle per scheduler. An empty kernel measures 4.4 us and the 33.6 MB copy 13.1-13.8 us under this timer
 //   (h200_session_19_timer_floor.txt; the clone row of each bench).
-// Next: take the TMA issue off the warps that issue wgmma (a dedicated producer warp); fewer, larger wgmmas
+// Next: find what lengthens the steps that issue a TMA load (a dedicated producer warp); fewer, larger wgmmas
 //   per tile (N = 64-128 from fewer warpgroups) or the MMA issue split around the depthwise; fewer instructions
 //   per depthwise output (integer work is ~35 of the loop's ~100 SASS instructions per 4 outputs); W_pw as
 //   the A operand from registers, for a deeper x ring.

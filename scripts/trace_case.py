@@ -1,8 +1,11 @@
 """Where a block's time goes, tile by tile: a FUSED_TRACE=1 build of a wgmma rung (09-11) records clock64() at
 the phase boundaries of each block's first tiles; this runs it once at the headline shape (L2 flushed, as in
 bench) and prints, per tile, the median over blocks of each event's time since the block started (us).
-Usage: python scripts/trace_case.py VARIANT [NAME=VALUE ...] [--dtype bfloat16] [--csv PATH]
-A timing experiment: the records cost a few global stores per tile in one thread per role."""
+Usage: python scripts/trace_case.py VARIANT [NAME=VALUE ...] [--dtype bfloat16] [--csv PATH] [--plot PNG]
+       python scripts/trace_case.py --from-csv PATH --plot PNG     (draw a recorded trace; no GPU needed)
+A timing experiment: the records cost a few global stores per tile in one thread per role. The plot draws
+each sampled block's recording thread(s) as a bar per role, cut at the events, each piece coloured by the
+phase that the event ends (e.g. the piece ending at "dw done" is the depthwise)."""
 import argparse
 import sys
 from pathlib import Path
@@ -16,15 +19,61 @@ import fused_jit as fj  # noqa: E402
 
 SLOTS, TILE0, TILES = 64, 8, 8  # wgmma.cuh: kTraceSlots, kTrTile0, kTraceTiles
 PHASES = ["x landed", "act free", "dw done", "mma issued", "mma done", "y stored", "barrier"]  # WgTracePhase
+# what the time up to each event was spent on, and which thread records it in the warp-specialized kernel
+ENDS = {"w_fill": "W_pw fill", "x_landed": "wait for x", "act_free": "wait for act buffer", "dw_done": "depthwise",
+        "mma_issued": "MMA issue (+TMA issue | +act wait)", "mma_done": "MMA wait", "y_stored": "y stores", "barrier": "barrier"}
+PRODUCER = {"x_landed", "act_free", "dw_done", "barrier"}
+
+
+def plot_trace(csv: str, png: str, title: str = "", blocks: int = 12) -> None:
+    """A timeline of `blocks` blocks (spread over the grid) from a trace CSV written by --csv."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    d = pd.read_csv(csv)
+    ws = "t0_act_free" in d and d["t0_act_free"].notna().any()  # warp-specialized: two recording threads
+    rows = d.iloc[np.linspace(0, len(d) - 1, min(blocks, len(d))).astype(int)]
+    colors = dict(zip(ENDS.values(), plt.get_cmap("tab10").colors))
+    fig, ax = plt.subplots(figsize=(11, 0.45 * len(rows) * (2 if ws else 1) + 1.2))
+    labels = []
+    for i, (_, r) in enumerate(rows.iterrows()):
+        events = [("w_fill", r["w_fill"])] + [(c.split("_", 1)[1], r[c]) for c in d.columns
+                                             if c[0] == "t" and c[1].isdigit() and np.isfinite(r[c])]
+        roles = [("producers", PRODUCER), ("consumers", set(ENDS) - PRODUCER)] if ws else [("block", set(ENDS))]
+        for role, names in roles:
+            y = len(labels)
+            labels.append(f"block {int(r['block'])} {role}" if ws else f"block {int(r['block'])}")
+            t_prev = 0.0
+            for name, t in sorted((e for e in events if e[0] in names), key=lambda e: e[1]):
+                ax.broken_barh([(t_prev, t - t_prev)], (y - 0.4, 0.8), color=colors[ENDS[name]])
+                t_prev = t
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("us since the block started")
+    ax.set_title(title or Path(csv).stem, fontsize=9)
+    ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()], labels=list(colors),
+              fontsize=7, ncol=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(labels) < 16 else -0.06))
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("variant")
+    ap.add_argument("variant", nargs="?")
     ap.add_argument("defines", nargs="*", help="NAME=VALUE over the tuned parameters")
     ap.add_argument("--dtype", default="float32", choices=list(fj.DTYPES))
     ap.add_argument("--csv", default=None, help="write every block's events (us since its start) here")
+    ap.add_argument("--plot", default=None, help="draw the timeline of a sample of blocks into this PNG")
+    ap.add_argument("--from-csv", default=None, help="no run: draw --plot from a CSV that --csv wrote")
     a = ap.parse_args()
+    if a.from_csv:
+        if not a.plot:
+            ap.error("--from-csv needs --plot")
+        plot_trace(a.from_csv, a.plot)
+        return 0
+    if not a.variant:
+        ap.error("a variant (or --from-csv) is required")
     defines = {**fj.tuned_defines(a.variant), **dict(d.split("=", 1) for d in a.defines), "FUSED_TRACE": "1"}
     ext = fj.load(a.variant, defines)
     model, x = fj._make_case(fj.HEADLINE, fj.DTYPES[a.dtype], "cuda", seed=0)
@@ -57,10 +106,13 @@ def main() -> int:
     print("median over blocks, us since the block started:")
     with pd.option_context("display.width", 200, "display.float_format", "{:.2f}".format):
         print(table.to_string())
-    if a.csv:
+    if a.csv or a.plot:
+        a.csv = a.csv or str(Path(a.plot).with_suffix(".csv"))
         cols = ["entry", "exit", "entry_ns", "exit_ns", "w_fill", "_5", "_6", "_7"] + [
             f"t{n}_{ph.replace(' ', '_')}" for n in range(TILES) for ph in PHASES]
         pd.DataFrame(ev, columns=cols).assign(start_us=start_us).to_csv(a.csv, index_label="block")
+    if a.plot:
+        plot_trace(a.csv, a.plot, f"{a.variant} {fj._defines_str(defines)} {a.dtype}")
     return 0
 
 

@@ -62,3 +62,14 @@ def test_ladder_table_shows_the_tuned_build(tmp_path, monkeypatch):
     assert t.loc["eager", "median_us"] == 81.0 and t.loc["naive", "median_us"] == 3000.0
     tuned.write_text('{"NVIDIA H200": {"wgmma_tf32": {"A": "3"}}}')  # no row built as tuned: the latest
     assert fj.ladder_table(fj.read_results(p)).set_index("variant").loc["wgmma_tf32", "median_us"] == 19.0
+
+
+def test_trace_timeline_draws_from_a_recorded_csv(tmp_path):
+    import subprocess
+    import sys
+    root = fj.ROOT
+    for csv in sorted((root / "results" / "traces").glob("*.csv"))[:2]:
+        png = tmp_path / (csv.stem + ".png")
+        subprocess.run([sys.executable, str(root / "scripts" / "trace_case.py"), "--from-csv", str(csv), "--plot",
+                        str(png)], check=True, capture_output=True, timeout=120)
+        assert png.stat().st_size > 10_000
