@@ -271,6 +271,16 @@ def tuned_defines(variant: str) -> dict:
     return dict(_tuned_table().get(torch.cuda.get_device_name(), {}).get(variant, {}))
 
 
+def defines_over_tuned(variant: str, given) -> dict:
+    """The variant's tuned parameters with `given` set over them: a dict, or "NAME=VALUE" strings."""
+    if not isinstance(given, dict):
+        try:
+            given = dict(kv.split("=", 1) for kv in given)
+        except ValueError:
+            raise ValueError(f"bad compile-time parameters {list(given)!r}: expected NAME=VALUE") from None
+    return {**tuned_defines(variant), **given}
+
+
 def _import_built(name: str, so: Path):
     spec = importlib.util.spec_from_file_location(name, so)
     module = importlib.util.module_from_spec(spec)
@@ -880,10 +890,9 @@ def _variant_spec(spec: str) -> tuple[str, dict | None]:
     if name in BASELINES:
         raise ValueError(f"baseline {name!r} takes no compile-time parameters")
     try:
-        given = dict(kv.split("=", 1) for kv in params.split(","))
+        return name, defines_over_tuned(name, params.split(","))
     except ValueError:
         raise ValueError(f"bad variant spec {spec!r}: expected name:NAME=VALUE,NAME=VALUE") from None
-    return name, {**tuned_defines(name), **given}
 
 
 def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: int = 200, log: bool = True,
@@ -1133,7 +1142,8 @@ def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None,
     sel = sel[sel["device_name"] == device_name].copy()
     sel["run"] = _run_ids(sel)
     tuned = _tuned_table().get(device_name, {})
-    sel["as_tuned"] = [n not in tuned or str(d) == _defines_str(tuned[n]) for n, d in zip(sel["variant"], sel["defines"])]
+    sel["as_tuned"] = [n not in tuned or str(d) == _defines_str(tuned[n])
+                       for n, d in zip(sel["variant"], sel["defines"])]
     has_tuned = sel.groupby(["variant", "dtype"])["as_tuned"].transform("any")
     pick = sel[sel["as_tuned"] | ~has_tuned]
     latest = pick.sort_values("timestamp", kind="stable").groupby(["variant", "dtype"]).tail(1).drop(
@@ -1311,13 +1321,12 @@ def main(argv: list[str] | None = None) -> int:
         ok_all = True
         shapes = [_shape_from(a)] if a.shape_only else None
         dts = [a.dtype] if a.shape_only or a.dtype != "float32" else None
-        given = dict(d.split("=", 1) for d in a.define)
         for n in names:
             table, ok = check(n, shapes=shapes, dtypes=dts, trials=a.trials,
-                              defines={**tuned_defines(n), **given} if given else None)
+                              defines=defines_over_tuned(n, a.define) if a.define else None)
             ok_all &= ok
             with pd.option_context("display.width", 200, "display.max_rows", 500):
-                print(f"== {n}{' ' + _defines_str(given) if given else ''}: {'PASS' if ok else 'FAIL'}")
+                print(f"== {n}{''.join(' ' + d for d in a.define)}: {'PASS' if ok else 'FAIL'}")
                 print(table.to_string(index=False))
         return 0 if ok_all else 1
     if a.cmd == "bench":

@@ -24,7 +24,7 @@
 //   (85.6 us) and 1.72x rung 5 (36.1 us) in the same run (H200, commit 7ba44a3, results/timings.csv,
 //   results/logs/h200_session_24f_gpu_tests_notebook07.log = notebook 07; the bench at 889b9c0 in
 //   h200_session_24e: 21.0 us too); 2.7x the 7.9 us floor, 1.6x the same run's 13.1 us copy, 2.1x the
-//   prediction, and rung 5's <= 10 us target missed by 2.1x. Tuned (results/tuned.json = this file's defaults):
+//   prediction, and rung 5's <= 10 us target missed by 2.1x. Tuned (results/tuned.json = wgmma.cuh's defaults):
 //   WARPGROUPS=4 TILE_T=64 WG_SILU_TANH=1 WG_X_FIRST=1. ptxas (sm_90a, nvcc 13.0, D = 4, 3, 2, 1): 110, 110,
 //   114, 118 registers, 0 spills; dynamic smem 205 KiB at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB;
 //   both in results/logs/wgmma_ptxas_smem.txt) -> 1 block/SM. memcheck + racecheck clean (h200_session_24e;
@@ -67,10 +67,10 @@
 //   while DRAM also writes back the L2 flush's
 //   dirty lines. Then each tile costs ~3.2 us one phase after another: depthwise 1.0-1.3 us, the MMA issue
 //   0.9 us (the warps leave wgmma's issue only when most of the MMA has run: four warpgroups' 16 wgmmas each
-//   queue on the SM's tensor cores, so little of the MMA hides under the depthwise), 1-1.7 us more in the
+//   queue on the SM's tensor cores, so little of the MMA hides under the depthwise), 0.4-1.7 us more in the
 //   steps where thread 0 first issues the next x TMA load (issuing it after the wgmmas, WG_TMA_LATE, did not
 //   shorten the kernel, 24j: the cause is not settled), y stores
-//   0.4-0.6 us, barriers. Warp specialization moves the depthwise to 8 warps, where it takes 1.8-2.5 us per
+//   0.3-0.6 us, barriers. Warp specialization moves the depthwise to 8 warps, where it takes 1.7-2.5 us per
 //   tile (it is latency-bound per warp): the producers then bound the kernel, hence no gain. Earlier ncu
 //   (results/profiles/ncu_wgmma_tf32_2359bdf.txt): 16 warps/SM, DRAM 17% of peak, ~0.4 instructions issued
 //   per cycle per scheduler. An empty kernel measures 4.4 us and the 33.6 MB copy 13.1-13.8 us under this timer
@@ -84,19 +84,7 @@
 //   C_out <= 128. ModelNew routes every other shape to the next rung of its accuracy class (rung 8, then 5).
 // Timing experiments: FUSED_ABLATE (common.cuh; scripts/ablate.py) leaves out the depthwise (1), the
 //   MMAs (2), the y stores (4) or the x copies (8).
-#ifndef TILE_T
-#define TILE_T 64
-#endif
-#ifndef WARPGROUPS
-#define WARPGROUPS 4
-#endif
-#ifndef WG_SILU_TANH
-#define WG_SILU_TANH 1
-#endif
-#ifndef WG_X_FIRST
-#define WG_X_FIRST 1
-#endif
-#include "wgmma.cuh"
+#include "wgmma.cuh"  // its defaults are this rung's tuned configuration
 
 const char* fused_unsupported(const FusedArgs& a) {
   if (const char* why = require_float32(a)) return why;

@@ -26,7 +26,7 @@
 //   4.7x the floor, 1.2x the prediction's upper end; the <= 14 us target missed by 2.6x.
 //   Same-run sweep (h200_session_24a): session 23's serial build (2 warpgroups) 39.4 us, warp-specialized
 //   38.0; `ab` gave 45.2 vs 37.6 us for the two (24e), but the A/B tool disagrees with same-run sweeps
-//   (NOTES, session 24), so the sweep is the figure. Tuned (results/tuned.json = this file's defaults): TILE_T=32
+//   (NOTES, session 24), so the sweep is the figure. Tuned (results/tuned.json = this file's settings over wgmma.cuh's defaults): TILE_T=32
 //   WARPGROUPS=4 WG_CHAINS=2 WG_WS=1 WG_L2_PREFETCH=2 WG_X_FIRST=1.
 //   How it got there: v1 (session 23) the serial kernel with 2 warpgroups: 40.4 us (6e7a8f6; 4 warpgroups
 //   43.6-49.8: 512 threads cap registers at 128 and the serial split kernel needs ~200; TILE_T=16 51-63).
@@ -41,7 +41,7 @@
 //   (W_pw 2 x 64 + act 2 x 2 x 16 + one x slot 22 KiB) -> 1 block/SM of 16 warps (results/logs/
 //   wgmma_ptxas_smem.txt, with the serial build's 176-181 registers).
 //   What would close it: the producers' depthwise (8 warps, the accurate SiLU, two rounded stores per
-//   output) bounds the loop as in rung 09's warp-specialized build (its header: 1.8-2.5 us per 64 columns);
+//   output) bounds the loop as in rung 09's warp-specialized build (its header: 1.7-2.5 us per 64 columns);
 //   W_pw's small parts out of smem (a 2-CTA cluster splitting C_out, or A from registers) for two x slots;
 //   fewer instructions per depthwise output.
 //   memcheck + racecheck clean with the warp-specialized handoff (h200_session_24e).
@@ -51,20 +51,11 @@
 #ifndef TILE_T
 #define TILE_T 32
 #endif
-#ifndef WARPGROUPS
-#define WARPGROUPS 4
-#endif
-#ifndef WG_CHAINS
-#define WG_CHAINS 2
-#endif
 #ifndef WG_WS
 #define WG_WS 1
 #endif
 #ifndef WG_L2_PREFETCH
 #define WG_L2_PREFETCH 2
-#endif
-#ifndef WG_X_FIRST
-#define WG_X_FIRST 1
 #endif
 #include "wgmma.cuh"
 

@@ -6,8 +6,8 @@
 // 128-byte swizzled layout wgmma reads; the GEMM of tile i runs asynchronously under the depthwise of tile
 // i+1; x tiles by TMA (one 3-D box, zeros outside the tensor) completed on an mbarrier; y stored from the
 // accumulators. Two kernels: wg_kernel, every warp doing every phase (rungs 09, 11), and wg_ws_kernel
-// (WG_WS=1, rung 10), where two warpgroups build act and two multiply and store. A rung file sets TILE_T /
-// WARPGROUPS and the knobs below (its tuned configuration) before including this.
+// (WG_WS=1, rung 10), where two warpgroups build act and two multiply and store. The defaults below are
+// rung 09's tuned configuration; a rung file sets what differs for it before including this.
 // Shared-memory operands:
 //   tf32: 4 atoms of 32 channels (128 B per row); one m64nNk8 wgmma per 8 channels (16 per tile);
 //   bf16: 2 atoms of 64 channels (128 B per row); one m64nNk16 wgmma per 16 channels (8 per tile).
@@ -27,8 +27,8 @@
                          // registers; rung 11 at TILE_T=64: 21.0 vs 22.0 us, below its tuned 20.6)
 #endif
 #ifndef WG_SILU_TANH
-#define WG_SILU_TANH 0  // 1: the fast SiLU as h + h tanh(h) (one MUFU op per output instead of two; not the
-                        // split's): rung 09 0.98x in an A/B, same error (h200_session_24e)
+#define WG_SILU_TANH 1  // 1: the fast SiLU as h + h tanh(h) (one MUFU op per output instead of two; not the
+                        // split's): rung 09 21.47 vs 22.14 us in one sweep, same error (h200_session_24b)
 #endif
 #ifndef WG_X_SLOTS
 #define WG_X_SLOTS 2  // x tiles in flight or in use at most (fewer where they do not fit in smem); 4 at
@@ -40,7 +40,8 @@
                           // at 2; rungs 09 and 11 (two slots) no gain (h200_session_24d)
 #endif
 #ifndef WG_X_FIRST
-#define WG_X_FIRST 0  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
+#define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
+                      // (rung 09 21.12 vs 21.41 us in one sweep, h200_session_24d)
 #endif
 #ifndef WG_TMA_LATE
 #define WG_TMA_LATE 0  // 1 (serial kernel): thread 0 issues the next x load after its warpgroup's wgmmas, not before:

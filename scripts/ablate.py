@@ -26,8 +26,7 @@ def main() -> int:
     ap.add_argument("--define", action="append", default=[], help="extra NAME=VALUE (default: the tuned ones)")
     ap.add_argument("--reps", type=int, default=100)
     a = ap.parse_args()
-    base = dict(fj.tuned_defines(a.variant) or {})
-    base.update(d.split("=", 1) for d in a.define)
+    base = fj.defines_over_tuned(a.variant, a.define)
     configs = [{**base, "FUSED_ABLATE": m} for m in a.masks]
     with ProcessPoolExecutor(min(len(configs), 8), mp_context=mp.get_context("spawn")) as ex:
         errors = list(ex.map(fj._build_quietly, [a.variant] * len(configs), configs))

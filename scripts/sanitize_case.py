@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
 
 variant = sys.argv[1]
-defines = {**fj.tuned_defines(variant), **dict(a.split("=", 1) for a in sys.argv[2:])}
+defines = fj.defines_over_tuned(variant, sys.argv[2:])
 info = fj.variant_info(variant)
 shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   # the headline's tiles
           dict(B=1, C_in=96, C_out=200, T=131, K=4, dilation=3, bias=False),   # odd everything

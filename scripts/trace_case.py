@@ -74,7 +74,7 @@ def main() -> int:
         return 0
     if not a.variant:
         ap.error("a variant (or --from-csv) is required")
-    defines = {**fj.tuned_defines(a.variant), **dict(d.split("=", 1) for d in a.defines), "FUSED_TRACE": "1"}
+    defines = {**fj.defines_over_tuned(a.variant, a.defines), "FUSED_TRACE": "1"}
     ext = fj.load(a.variant, defines)
     model, x = fj._make_case(fj.HEADLINE, fj.DTYPES[a.dtype], "cuda", seed=0)
     args = fj._forward_args(model)
