@@ -423,7 +423,7 @@ class ModelNew(Model):
 def shape_battery() -> list[dict]:
     """The shapes every variant must pass: headline, odd T, T=1, T below the kernel span, C_in != C_out,
     B=1, bias off, K in {1,2,3,4,7,9} x dilation in {1,2,3,4} (odd T), and K x dilation pairs and odd
-    channel counts with T % 8 == 0 (the 16-byte vector paths)."""
+    channel counts with T % 8 == 0 (the 16-byte vector paths), and one shape of 585 64-step tiles."""
     s = [dict(HEADLINE),
          dict(B=3, C_in=64, C_out=64, T=1037, K=5, dilation=2, bias=True),    # T not a multiple of any tile
          dict(B=2, C_in=16, C_out=8, T=1, K=3, dilation=1, bias=True),        # T = 1
@@ -442,6 +442,8 @@ def shape_battery() -> list[dict]:
           for k, d in ((7, 1), (9, 2), (2, 3), (4, 3), (6, 3), (1, 4), (3, 4), (5, 4))]
     s += [dict(B=2, C_in=96, C_out=72, T=520, K=4, dilation=3, bias=False),
           dict(B=1, C_in=40, C_out=128, T=8, K=9, dilation=2, bias=True)]
+    # more 64-step tiles (585) than an H200 has warpgroups in rung 12's grid (132 x 4): some take two
+    s += [dict(B=9, C_in=40, C_out=56, T=4160, K=5, dilation=2, bias=True)]
     return s
 
 

@@ -152,6 +152,7 @@ struct TcParams {
   uint32_t off_act, off_wdw, off_w;  // byte offsets of the smem regions
   uint32_t off_x, x_stage, act_stage;  // tc_ws_kernel only: first x slot, bytes per x slot / act slot
   uint32_t off_mbar;                   // tc_ws_kernel only: its 4 mbarriers (8 bytes each)
+  int groups;                          // wgmma_rs only: warpgroups per block that take tiles
 };
 
 // Activation row stride (floats): TT + pad with stride % 32 == 8, so the B-fragment loads

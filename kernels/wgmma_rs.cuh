@@ -1,0 +1,283 @@
+// wgmma_rs.cuh: the act-in-registers form of the Hopper kernel (rung 12). The GEMM is turned around:
+//   y^T (time x C_out) = act^T (time x C_in) * W_pw^T (C_in x C_out),
+// so act is wgmma's A operand, which may come from registers: each thread computes the depthwise + SiLU
+// outputs that its own A fragment holds and hands them to wgmma directly. No act tile in smem, no act
+// stores, no proxy fence, no block barrier per tile. W_pw^T is the B operand, read from smem (N = C_out
+// padded to 128, K-major = W_pw's own row-major layout, 128-byte swizzle; wgmma.cuh's wg_fill_w).
+// Every warpgroup is an independent pipeline over its own 64-step time tiles (M = 64), with its own x
+// slot (one TMA box, zeros outside the tensor) and mbarrier; the warpgroups of an SM overlap each other's
+// loads, depthwise, MMA and stores as the schedulers see fit (rungs 09-11 ran those phases in lock-step).
+// Per tile and warpgroup: wait x; for each chunk of RS_CHUNK k-steps (8 channels each): depthwise into
+// A registers, wgmma.fence, issue, commit (A double-buffered: chunk q+1 is computed while the MMA of chunk
+// q runs); warpgroup barrier, TMA the next tile into the slot just read; wait the MMA; store y.
+//
+// A fragment (m64k8 tf32, CUTLASS ALayout_64x8): warp w, lane (g = lane/4, t4 = lane%4) holds
+//   a0 (row 16w+g, k t4), a1 (row 16w+g+8, k t4), a2 (row 16w+g, k t4+4), a3 (row 16w+g+8, k t4+4);
+// D fragment (m64nN): d[4j + 2v + u] = (row 16w+g+8v, col 8j+2t4+u). Rows are time steps, k the channel.
+#pragma once
+#include "wgmma.cuh"
+
+#ifndef RS_WARPGROUPS
+#define RS_WARPGROUPS 4  // warpgroups per block (each its own tiles and x slot; fewer work where slots do not fit)
+#endif
+#ifndef RS_CHUNK
+#define RS_CHUNK 2  // k-steps (8 channels each) per wgmma batch: A registers 2 x 4 x RS_CHUNK per thread
+#endif
+static_assert(RS_WARPGROUPS >= 1 && RS_WARPGROUPS <= 4, "RS_WARPGROUPS: 1 .. 4");
+static_assert(16 % RS_CHUNK == 0, "RS_CHUNK must divide the 16 k-steps");
+
+namespace {
+
+constexpr int kRsThreads = RS_WARPGROUPS * 128;
+constexpr int kRsM = 64;       // time steps per warpgroup tile (the wgmma M)
+constexpr int kRsN = kRows;    // C_out padded to 128 (the wgmma N)
+constexpr int kRsDwStride = 20;  // floats per channel in the depthwise table: bias, w_0 .. w_16, padding
+
+#define WG_R64 WG_R32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, " \
+                      "%49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define WG_D64(d) WG_D32(d), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),     \
+                  "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]),   \
+                  "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),   \
+                  "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]),   \
+                  "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+
+// D (64 x 128) += A (64 x 8 tf32, registers) * B (8 x 128, W_pw^T in smem, descriptor b).
+__device__ __forceinline__ void wg_mma_rs_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t b) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" WG_R64 "}, {%64, %65, %66, %67}, %68, 1, 1, 1;\n"
+               : WG_D64(d)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+// Host and device: the smem layout (bytes from the 1024-byte aligned base):
+// [W_pw 128 x 128 tf32, swizzled | depthwise table 128 x kRsDwStride | b_pw 128 | x slot per warpgroup | mbarriers]
+struct RsLayout {
+  static constexpr uint32_t w_bytes = kRows * kMaxCin * 4;
+  static constexpr uint32_t off_dw = w_bytes;
+  static constexpr uint32_t off_bpw = off_dw + kMaxCin * kRsDwStride * 4;
+  static constexpr uint32_t off_x = off_bpw + kRows * 4;  // 1024-aligned: 65536 + 10240 + 512 = 76288 (= 74.5 KiB)
+  // x tile row: XW >= 64 + span floats with XW % 16 == 8, so the 8 time rows x 4 channels a warp's loads
+  // touch fall in 32 distinct banks (channel stride XW = 8 or 24 banks)
+  static __host__ __device__ constexpr int xw(int span) { return (kRsM + span + 7) / 16 * 16 + 8; }
+};
+static_assert(RsLayout::off_x % 128 == 0, "TMA destinations must be 128-byte aligned");
+
+// Depthwise + bias + SiLU of channel row xc (x slot row of the channel, at this thread's tile-local time
+// row) for rows r and r + 8, rounded to tf32: the two A registers of one channel. wc: the channel's table
+// row (bias, w_0 ..). KC > 0: K at compile time (taps of the two rows that coincide are loaded once);
+// KC == 0: K at run time.
+template <int D, int KC>
+__device__ __forceinline__ void rs_dw_pair(const float* xc, const float* wc, int K, uint32_t& lo, uint32_t& hi) {
+  float acc0, acc1;
+  if constexpr (KC > 0) {
+    constexpr int NV = (KC + 1 + 3) / 4;
+    float w[4 * NV];
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+      const float4 v = reinterpret_cast<const float4*>(wc)[i];
+      w[4 * i] = v.x; w[4 * i + 1] = v.y; w[4 * i + 2] = v.z; w[4 * i + 3] = v.w;
+    }
+    acc0 = w[0];
+    acc1 = w[0];
+#pragma unroll
+    for (int k = 0; k < KC; ++k) {
+      acc0 = fmaf(w[1 + k], xc[k * D], acc0);
+      acc1 = fmaf(w[1 + k], xc[8 + k * D], acc1);
+    }
+  } else {
+    acc0 = wc[0];
+    acc1 = wc[0];
+    for (int k = 0; k < K; ++k) {
+      const float wk = wc[1 + k];
+      acc0 = fmaf(wk, xc[k * D], acc0);
+      acc1 = fmaf(wk, xc[8 + k * D], acc1);
+    }
+  }
+  lo = __float_as_uint(tc_round_tf32(WG_SILU_TANH ? silu_tanh(acc0) : silu_fast(acc0)));
+  hi = __float_as_uint(tc_round_tf32(WG_SILU_TANH ? silu_tanh(acc1) : silu_fast(acc1)));
+}
+
+// The kernel. Warpgroup wg of block blk takes tiles (blk * G + wg) + i * gridDim.x * G, G = p.groups
+// (the warpgroups that work: as many x slots as fit, at most RS_WARPGROUPS); a tile is 64 time steps of
+// one batch row, all C_out channels.
+template <int D, int KC>
+__global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
+  using L = RsLayout;
+  constexpr int kChunks = 16 / RS_CHUNK;
+  extern __shared__ unsigned char wg_smem_raw[];
+  unsigned char* smem = wg_smem_base(wg_smem_raw);
+  const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
+  const int groups = p.groups;
+  float* s_dw = reinterpret_cast<float*>(smem + L::off_dw);
+  float* s_bpw = reinterpret_cast<float*>(smem + L::off_bpw);
+  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);
+  unsigned char* xslot = smem + p.off_x + wg * p.x_stage;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * groups;
+  int64_t tile = static_cast<int64_t>(blockIdx.x) * groups + wg;
+  const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * kMaxCin * 4;  // zero-filled rows count
+  auto issue_x = [&](int64_t t) {  // one thread of the warpgroup: tile t -> this warpgroup's slot
+    mbar_expect_tx(&xbar[wg], x_bytes);
+    tma_load_3d(xslot, &xmap, &xbar[wg], static_cast<int>((t % p.n_tt) * kRsM - p.padding), 0,
+                static_cast<int>(t / p.n_tt));
+  };
+
+  if (tid == 0) {
+    for (int g = 0; g < groups; ++g) mbar_init(&xbar[g], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
+  }
+  __syncthreads();
+  if (wtid == 0 && wg < groups && tile < p.n_tiles) issue_x(tile);  // first tiles fly while the weights stage
+
+  // W_pw (tf32, swizzled K-major: wgmma's B), the depthwise table (bias, taps), b_pw
+  constexpr int kFillThreads = kRsThreads >= 512 ? 512 : kRsThreads >= 256 ? 256 : 128;
+  if (tid < kFillThreads) wg_fill_w<float, false, kFillThreads>(smem, p, tid);
+  for (int i = tid; i < kMaxCin * kRsDwStride; i += kRsThreads) {
+    const int c = i / kRsDwStride, k = i % kRsDwStride - 1;
+    float v = 0.0f;
+    if (c < p.C_in) v = k < 0 ? (p.b_dw ? __ldg(p.b_dw + c) : 0.0f) : k < p.K ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
+    s_dw[i] = v;
+  }
+  for (int i = tid; i < kRows; i += kRsThreads) s_bpw[i] = (p.b_pw && i < p.C_out) ? __ldg(p.b_pw + i) : 0.0f;
+  fence_proxy_async();  // W_pw -> visible to wgmma
+  __syncthreads();
+  if (wg >= groups) return;
+
+  const int warp = wtid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+  const int row = 16 * warp + g;  // this thread's time rows: row, row + 8
+  const uint32_t w_addr = smem_u32(smem);
+  const float* x_lane = reinterpret_cast<const float*>(xslot) + t4 * p.XW + row;  // channel t4, time row
+  const float* dw_lane = s_dw + t4 * kRsDwStride;
+  float* y = static_cast<float*>(p.y);
+  const bool fast_store = p.C_out == kRows;
+
+  for (int n = 0; tile < p.n_tiles; tile += stride, ++n) {
+    float d[64];  // accumulators start at the bias: wgmma adds to them
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const float2 bb = *reinterpret_cast<const float2*>(s_bpw + 8 * j + 2 * t4);
+      d[4 * j] = bb.x; d[4 * j + 1] = bb.y; d[4 * j + 2] = bb.x; d[4 * j + 3] = bb.y;
+    }
+    mbar_wait(&xbar[wg], n & 1);
+    uint32_t a[2][RS_CHUNK][4];
+#pragma unroll
+    for (int q = 0; q < kChunks; ++q) {
+      if (q >= 2) wg_wait<1>();  // the MMA of chunk q - 2 has read a[q % 2]
+#pragma unroll
+      for (int s = 0; s < RS_CHUNK; ++s) {
+        const int ks = q * RS_CHUNK + s;  // channels 8 ks + t4 and 8 ks + t4 + 4
+        rs_dw_pair<D, KC>(x_lane + 8 * ks * p.XW, dw_lane + 8 * ks * kRsDwStride, p.K, a[q & 1][s][0], a[q & 1][s][1]);
+        rs_dw_pair<D, KC>(x_lane + (8 * ks + 4) * p.XW, dw_lane + (8 * ks + 4) * kRsDwStride, p.K, a[q & 1][s][2],
+                          a[q & 1][s][3]);
+      }
+      wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(d));
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int s = 0; s < RS_CHUNK; ++s) {
+        const int ks = q * RS_CHUNK + s;
+        wg_mma_rs_n128(d, a[q & 1][s], wg_desc(w_addr + (ks / 4) * (kRows * 128) + (ks % 4) * 32));
+      }
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(d));
+    }
+    // every warp of the warpgroup has read its x: refill the slot with the next tile while the MMA finishes
+    named_bar_sync(1 + wg, 128);
+    if (wtid == 0 && tile + stride < p.n_tiles) issue_x(tile + stride);
+    wg_wait<0>();
+    wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(d));
+
+    // y[b, co, t]: co = 8j + 2 t4 + u, t = t0 + row + 8v. A warp's store writes 4 rows x 32 bytes.
+    const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * kRsM;
+    float* yb = y + (b * p.C_out + 2 * t4) * p.T_out + t0 + row;
+    if (FUSED_ABLATE & 4) {
+    } else if (fast_store && t0 + kRsM <= p.T_out) {
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        float* y0 = yb + static_cast<int64_t>(8 * j) * p.T_out;
+        y0[0] = d[4 * j];
+        y0[8] = d[4 * j + 2];
+        y0[p.T_out] = d[4 * j + 1];
+        y0[p.T_out + 8] = d[4 * j + 3];
+      }
+    } else {
+      const bool lo_ok = t0 + row < p.T_out, hi_ok = t0 + row + 8 < p.T_out;
+#pragma unroll
+      for (int j = 0; j < 16; ++j)
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          if (8 * j + 2 * t4 + u >= p.C_out) continue;
+          float* yr = yb + static_cast<int64_t>(8 * j + u) * p.T_out;
+          if (lo_ok) yr[0] = d[4 * j + u];
+          if (hi_ok) yr[8] = d[4 * j + 2 + u];
+        }
+    }
+  }
+  // every x box this warpgroup issued has been waited for (the next is issued only while tiles remain)
+}
+
+// Host: the smem plan. p.groups = warpgroups that work (x slots that fit, at most RS_WARPGROUPS).
+inline bool rs_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
+  size_t unused;
+  if (!tc_plan(a, 4, kRsM, kRows, p, unused)) return false;  // the shape fields of p
+  const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
+  const int span = (a.K - 1) * a.dilation;
+  p.XW = RsLayout::xw(span);
+  p.C_in_pad = kMaxCin;
+  p.off_x = RsLayout::off_x;
+  p.x_stage = static_cast<uint32_t>(kMaxCin * p.XW * 4);  // a multiple of 128 bytes (XW % 8 == 0)
+  const int64_t room = limit - 1024 - RsLayout::off_x - RS_WARPGROUPS * 8;
+  const int64_t fit = room / p.x_stage;
+  if (fit < 1 || p.XW > 256) return false;
+  p.groups = static_cast<int>(fit < RS_WARPGROUPS ? fit : RS_WARPGROUPS);
+  p.off_mbar = p.off_x + p.groups * p.x_stage;
+  smem = static_cast<size_t>(p.off_mbar) + RS_WARPGROUPS * 8 + 1024;
+  return true;
+}
+
+// Host: the refusal (nullptr = this variant computes `a`).
+inline const char* rs_refusal(const FusedArgs& a) {
+  if (a.cc != 90) return "needs an sm_90 GPU (H100/H200): wgmma exists only on sm_90a";
+  if (a.T % 4 != 0 || reinterpret_cast<uintptr_t>(a.x) % 16 != 0)
+    return "needs T % 4 == 0 and 16-byte aligned x (TMA rows of 16-byte multiples)";
+  if (a.C_in > kMaxCin || a.C_out > kRows) return "needs C_in <= 128 and C_out <= 128 (W_pw resident, wgmma N = 128)";
+  if (a.dilation > 4 || static_cast<int64_t>(a.K - 1) * a.dilation > 16)
+    return "needs dilation <= 4 and (K-1)*dilation <= 16 (the x tile's halo)";
+  TcParams p{};
+  size_t smem = 0;
+  if (!rs_plan(a, p, smem)) return "the x tiles do not fit in shared memory";
+  return nullptr;
+}
+
+// Host: plan, TMA descriptor (box: XW time steps x all 128 channel rows, zeros past C_in), launch with
+// grid = min(SMs, warpgroup tiles / working warpgroups per block).
+template <int D, int KC>
+void rs_launch_dk(const FusedArgs& a, const TcParams& p, size_t smem, void* stream) {
+  const CUtensorMap xmap = wg_x_map<float>(a.x, a.B, a.C_in, a.T, p.XW, kMaxCin);
+  auto kernel = wg_rs_kernel<D, KC>;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  const int64_t blocks = (p.n_tiles + p.groups - 1) / p.groups;
+  const int64_t sms = a.num_sms > 0 ? a.num_sms : 1;
+  const int64_t grid = blocks < sms ? blocks : sms;
+  if (grid < 1) return;
+  kernel<<<static_cast<unsigned>(grid), kRsThreads, smem, static_cast<cudaStream_t>(stream)>>>(p, xmap);
+}
+// K at compile time for the common odd sizes 3, 5, 7 (where the span allows), at run time otherwise.
+template <int D>
+void rs_launch_d(const FusedArgs& a, const TcParams& p, size_t smem, void* stream) {
+  if (a.K == 5 && 4 * D <= 16) return rs_launch_dk<D, (4 * D <= 16 ? 5 : 0)>(a, p, smem, stream);
+  if (a.K == 3) return rs_launch_dk<D, 3>(a, p, smem, stream);
+  if (a.K == 7 && 6 * D <= 16) return rs_launch_dk<D, (6 * D <= 16 ? 7 : 0)>(a, p, smem, stream);
+  return rs_launch_dk<D, 0>(a, p, smem, stream);
+}
+inline void rs_launch(const FusedArgs& a, void* stream) {
+  TcParams p{};
+  size_t smem = 0;
+  if (rs_refusal(a)) throw std::runtime_error("wgmma_rs variant: shape not supported (see fused_unsupported)");
+  rs_plan(a, p, smem);
+  switch (a.dilation) {
+    case 1: return rs_launch_d<1>(a, p, smem, stream);
+    case 2: return rs_launch_d<2>(a, p, smem, stream);
+    case 3: return rs_launch_d<3>(a, p, smem, stream);
+    default: return rs_launch_d<4>(a, p, smem, stream);
+  }
+}
+
+}  // namespace
