@@ -23,7 +23,7 @@
 #ifndef RS_CHUNK
 #define RS_CHUNK 2  // k-steps (8 channels each) per wgmma batch: A registers 2 x 4 x RS_CHUNK per thread
 #endif
-static_assert(RS_WARPGROUPS >= 1 && RS_WARPGROUPS <= 4, "RS_WARPGROUPS: 1 .. 4");
+static_assert(RS_WARPGROUPS >= 2 && RS_WARPGROUPS <= 4, "RS_WARPGROUPS: 2 .. 4 (the second warpgroup stages b_pw)");
 static_assert(16 % RS_CHUNK == 0, "RS_CHUNK must divide the 16 k-steps");
 
 namespace {
@@ -113,8 +113,9 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   unsigned char* xslot = smem + p.off_x + wg * p.x_stage;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * groups;
   int64_t tile = static_cast<int64_t>(blockIdx.x) * groups + wg;
-  const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * kMaxCin * 4;  // zero-filled rows count
+  const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * p.C_in * 4;  // zero-filled columns count
   auto issue_x = [&](int64_t t) {  // one thread of the warpgroup: tile t -> this warpgroup's slot
+    if (FUSED_ABLATE & 8) return;
     mbar_expect_tx(&xbar[wg], x_bytes);
     tma_load_3d(xslot, &xmap, &xbar[wg], static_cast<int>((t % p.n_tt) * kRsM - p.padding), 0,
                 static_cast<int>(t / p.n_tt));
@@ -124,21 +125,41 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
     for (int g = 0; g < groups; ++g) mbar_init(&xbar[g], 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
+  if (FUSED_TRACE && tid == 0) wg_mark_ends(true);
   __syncthreads();
   if (wtid == 0 && wg < groups && tile < p.n_tiles) issue_x(tile);  // first tiles fly while the weights stage
 
-  // W_pw (tf32, swizzled K-major: wgmma's B), the depthwise table (bias, taps), b_pw
+  // The depthwise table (bias, taps; one channel per thread of the first 128, loads issued together) and
+  // b_pw (the next 128) are loaded before W_pw's fill and stored after it, so the round trips overlap.
+  float dw[kRsDwStride];
+  const int c = tid;
+  if (tid < kMaxCin) {
+#pragma unroll
+    for (int k = 0; k < kRsDwStride; ++k)
+      dw[k] = c >= p.C_in ? 0.0f : k == 0 ? (p.b_dw ? __ldg(p.b_dw + c) : 0.0f)
+                                 : k - 1 < p.K ? __ldg(p.w_dw + c * p.K + k - 1) : 0.0f;
+  } else if (tid < kMaxCin + kRows) {
+    dw[0] = (p.b_pw && tid - kMaxCin < p.C_out) ? __ldg(p.b_pw + tid - kMaxCin) : 0.0f;
+  }
+  // W_pw (tf32, swizzled K-major: wgmma's B)
   constexpr int kFillThreads = kRsThreads >= 512 ? 512 : kRsThreads >= 256 ? 256 : 128;
   if (tid < kFillThreads) wg_fill_w<float, false, kFillThreads>(smem, p, tid);
-  for (int i = tid; i < kMaxCin * kRsDwStride; i += kRsThreads) {
-    const int c = i / kRsDwStride, k = i % kRsDwStride - 1;
-    float v = 0.0f;
-    if (c < p.C_in) v = k < 0 ? (p.b_dw ? __ldg(p.b_dw + c) : 0.0f) : k < p.K ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
-    s_dw[i] = v;
+  if (tid < kMaxCin) {
+#pragma unroll
+    for (int k = 0; k < kRsDwStride; k += 4)
+      *reinterpret_cast<float4*>(s_dw + c * kRsDwStride + k) = make_float4(dw[k], dw[k + 1], dw[k + 2], dw[k + 3]);
+  } else if (tid < kMaxCin + kRows) {
+    s_bpw[tid - kMaxCin] = dw[0];
   }
-  for (int i = tid; i < kRows; i += kRsThreads) s_bpw[i] = (p.b_pw && i < p.C_out) ? __ldg(p.b_pw + i) : 0.0f;
+  // x rows C_in .. 127 of every slot are zero (the TMA box holds the C_in rows that exist)
+  if (p.C_in < kMaxCin)
+    for (int i = tid; i < groups * (kMaxCin - p.C_in) * p.XW; i += kRsThreads) {
+      const int per = (kMaxCin - p.C_in) * p.XW, slot = i / per;
+      reinterpret_cast<float*>(smem + p.off_x + slot * p.x_stage)[p.C_in * p.XW + i % per] = 0.0f;
+    }
   fence_proxy_async();  // W_pw -> visible to wgmma
   __syncthreads();
+  if (FUSED_TRACE && tid == 0) wg_mark(kTrWFill);
   if (wg >= groups) return;
 
   const int warp = wtid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
@@ -148,6 +169,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   const float* dw_lane = s_dw + t4 * kRsDwStride;
   float* y = static_cast<float*>(p.y);
   const bool fast_store = p.C_out == kRows;
+  const bool tracer = FUSED_TRACE && wtid == 0;  // FUSED_TRACE: one recording thread per warpgroup
 
   for (int n = 0; tile < p.n_tiles; tile += stride, ++n) {
     float d[64];  // accumulators start at the bias: wgmma adds to them
@@ -156,7 +178,9 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
       const float2 bb = *reinterpret_cast<const float2*>(s_bpw + 8 * j + 2 * t4);
       d[4 * j] = bb.x; d[4 * j + 1] = bb.y; d[4 * j + 2] = bb.x; d[4 * j + 3] = bb.y;
     }
-    mbar_wait(&xbar[wg], n & 1);
+    if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[wg], n & 1);
+    const int tr = wg + RS_WARPGROUPS * n;  // trace: warpgroup wg's n-th tile
+    if (tracer) wg_mark_tile(tr, kTrXLanded);
     uint32_t a[2][RS_CHUNK][4];
 #pragma unroll
     for (int q = 0; q < kChunks; ++q) {
@@ -164,6 +188,10 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
 #pragma unroll
       for (int s = 0; s < RS_CHUNK; ++s) {
         const int ks = q * RS_CHUNK + s;  // channels 8 ks + t4 and 8 ks + t4 + 4
+        if (FUSED_ABLATE & 1) {
+          a[q & 1][s][0] = a[q & 1][s][1] = a[q & 1][s][2] = a[q & 1][s][3] = static_cast<uint32_t>(ks);
+          continue;
+        }
         rs_dw_pair<D, KC>(x_lane + 8 * ks * p.XW, dw_lane + 8 * ks * kRsDwStride, p.K, a[q & 1][s][0], a[q & 1][s][1]);
         rs_dw_pair<D, KC>(x_lane + (8 * ks + 4) * p.XW, dw_lane + (8 * ks + 4) * kRsDwStride, p.K, a[q & 1][s][2],
                           a[q & 1][s][3]);
@@ -173,16 +201,18 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
 #pragma unroll
       for (int s = 0; s < RS_CHUNK; ++s) {
         const int ks = q * RS_CHUNK + s;
-        wg_mma_rs_n128(d, a[q & 1][s], wg_desc(w_addr + (ks / 4) * (kRows * 128) + (ks % 4) * 32));
+        if (!(FUSED_ABLATE & 2)) wg_mma_rs_n128(d, a[q & 1][s], wg_desc(w_addr + (ks / 4) * (kRows * 128) + (ks % 4) * 32));
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(d));
     }
     // every warp of the warpgroup has read its x: refill the slot with the next tile while the MMA finishes
+    if (tracer) wg_mark_tile(tr, kTrMmaIssued);
     named_bar_sync(1 + wg, 128);
     if (wtid == 0 && tile + stride < p.n_tiles) issue_x(tile + stride);
     wg_wait<0>();
     wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(d));
+    if (tracer) wg_mark_tile(tr, kTrMmaDone);
 
     // y[b, co, t]: co = 8j + 2 t4 + u, t = t0 + row + 8v. A warp's store writes 4 rows x 32 bytes.
     const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * kRsM;
@@ -209,7 +239,9 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
           if (hi_ok) yr[8] = d[4 * j + 2 + u];
         }
     }
+    if (tracer) wg_mark_tile(tr, kTrStored);
   }
+  if (FUSED_TRACE && tid == 0) wg_mark_ends(false);
   // every x box this warpgroup issued has been waited for (the next is issued only while tiles remain)
 }
 
@@ -246,11 +278,11 @@ inline const char* rs_refusal(const FusedArgs& a) {
   return nullptr;
 }
 
-// Host: plan, TMA descriptor (box: XW time steps x all 128 channel rows, zeros past C_in), launch with
+// Host: plan, TMA descriptor (box: XW time steps x C_in channel rows), launch with
 // grid = min(SMs, warpgroup tiles / working warpgroups per block).
 template <int D, int KC>
 void rs_launch_dk(const FusedArgs& a, const TcParams& p, size_t smem, void* stream) {
-  const CUtensorMap xmap = wg_x_map<float>(a.x, a.B, a.C_in, a.T, p.XW, kMaxCin);
+  const CUtensorMap xmap = wg_x_map<float>(a.x, a.B, a.C_in, a.T, p.XW);
   auto kernel = wg_rs_kernel<D, KC>;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   const int64_t blocks = (p.n_tiles + p.groups - 1) / p.groups;
