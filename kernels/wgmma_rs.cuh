@@ -23,6 +23,11 @@
 #ifndef RS_CHUNK
 #define RS_CHUNK 2  // k-steps (8 channels each) per wgmma batch: A registers 2 x 4 x RS_CHUNK per thread
 #endif
+#ifndef RS_X_AHEAD
+#define RS_X_AHEAD 1  // warpgroups whose first x tile is requested at the start; warpgroup g >= RS_X_AHEAD requests
+                      // its first tile when warpgroup g - RS_X_AHEAD's has landed, so the first tiles arrive one
+                      // after another (and W_pw's fill is not queued behind them) instead of all at the end
+#endif
 static_assert(RS_WARPGROUPS >= 2 && RS_WARPGROUPS <= 4, "RS_WARPGROUPS: 2 .. 4 (the second warpgroup stages b_pw)");
 static_assert(16 % RS_CHUNK == 0, "RS_CHUNK must divide the 16 k-steps");
 
@@ -109,7 +114,8 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   const int groups = p.groups;
   float* s_dw = reinterpret_cast<float*>(smem + L::off_dw);
   float* s_bpw = reinterpret_cast<float*>(smem + L::off_bpw);
-  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);
+  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // [RS_WARPGROUPS]: warpgroup g's x slot
+  uint64_t* landed = xbar + RS_WARPGROUPS;  // [RS_WARPGROUPS]: g's first tile has landed (one phase only)
   unsigned char* xslot = smem + p.off_x + wg * p.x_stage;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * groups;
   int64_t tile = static_cast<int64_t>(blockIdx.x) * groups + wg;
@@ -122,12 +128,15 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   };
 
   if (tid == 0) {
-    for (int g = 0; g < groups; ++g) mbar_init(&xbar[g], 1);
+    for (int g = 0; g < groups; ++g) {
+      mbar_init(&xbar[g], 1);
+      mbar_init(&landed[g], 1);
+    }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   if (FUSED_TRACE && tid == 0) wg_mark_ends(true);
   __syncthreads();
-  if (wtid == 0 && wg < groups && tile < p.n_tiles) issue_x(tile);  // first tiles fly while the weights stage
+  if (wtid == 0 && wg < groups && wg < RS_X_AHEAD && tile < p.n_tiles) issue_x(tile);  // fly while the weights stage
 
   // The depthwise table (bias, taps; one channel per thread of the first 128, loads issued together) and
   // b_pw (the next 128) are loaded before W_pw's fill and stored after it, so the round trips overlap.
@@ -161,6 +170,10 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   __syncthreads();
   if (FUSED_TRACE && tid == 0) wg_mark(kTrWFill);
   if (wg >= groups) return;
+  if (wtid == 0 && wg >= RS_X_AHEAD && tile < p.n_tiles) {  // the chain of first tiles (see RS_X_AHEAD)
+    if (!(FUSED_ABLATE & 8)) mbar_wait(&landed[wg - RS_X_AHEAD], 0);  // (a lower warpgroup of the block: it has a tile)
+    issue_x(tile);
+  }
 
   const int warp = wtid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
   const int row = 16 * warp + g;  // this thread's time rows: row, row + 8
@@ -179,6 +192,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
       d[4 * j] = bb.x; d[4 * j + 1] = bb.y; d[4 * j + 2] = bb.x; d[4 * j + 3] = bb.y;
     }
     if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[wg], n & 1);
+    if (n == 0 && wtid == 0) mbar_arrive(&landed[wg]);  // the next warpgroup of the chain may request its tile
     const int tr = wg + RS_WARPGROUPS * n;  // trace: warpgroup wg's n-th tile
     if (tracer) wg_mark_tile(tr, kTrXLanded);
     uint32_t a[2][RS_CHUNK][4];
@@ -255,12 +269,12 @@ inline bool rs_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   p.C_in_pad = kMaxCin;
   p.off_x = RsLayout::off_x;
   p.x_stage = static_cast<uint32_t>(kMaxCin * p.XW * 4);  // a multiple of 128 bytes (XW % 8 == 0)
-  const int64_t room = limit - 1024 - RsLayout::off_x - RS_WARPGROUPS * 8;
+  const int64_t room = limit - 1024 - RsLayout::off_x - RS_WARPGROUPS * 16;
   const int64_t fit = room / p.x_stage;
   if (fit < 1 || p.XW > 256) return false;
   p.groups = static_cast<int>(fit < RS_WARPGROUPS ? fit : RS_WARPGROUPS);
   p.off_mbar = p.off_x + p.groups * p.x_stage;
-  smem = static_cast<size_t>(p.off_mbar) + RS_WARPGROUPS * 8 + 1024;
+  smem = static_cast<size_t>(p.off_mbar) + RS_WARPGROUPS * 16 + 1024;
   return true;
 }
 
