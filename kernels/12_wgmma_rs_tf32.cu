@@ -20,7 +20,7 @@
 // Measured: (not yet on the H200)
 // Shape limits (fused_unsupported): an sm_90 GPU; fp32 x with T % 4 == 0 and 16-byte alignment (TMA),
 //   dilation <= 4 and (K-1)*dilation <= 16; C_in <= 128, C_out <= 128. Where the x slots of 4 warpgroups
-//   do not fit (span > 8: 88-float rows), 3 warpgroups per block work.
+//   do not fit (span + (-padding mod 4) > 8: 88-float rows), 3 warpgroups per block work.
 #include "wgmma_rs.cuh"
 
 const char* fused_unsupported(const FusedArgs& a) {

@@ -24,7 +24,7 @@
 #define RS_CHUNK 2  // k-steps (8 channels each) per wgmma batch: A registers 2 x 4 x RS_CHUNK per thread
 #endif
 #ifndef RS_X_AHEAD
-#define RS_X_AHEAD 1  // warpgroups whose first x tile is requested at the start; warpgroup g >= RS_X_AHEAD requests
+#define RS_X_AHEAD 2  // warpgroups whose first x tile is requested at the start; warpgroup g >= RS_X_AHEAD requests
                       // its first tile when warpgroup g - RS_X_AHEAD's has landed, so the first tiles arrive one
                       // after another (and W_pw's fill is not queued behind them) instead of all at the end
 #endif
@@ -65,6 +65,8 @@ struct RsLayout {
   static __host__ __device__ constexpr int xw(int span) { return (kRsM + span + 7) / 16 * 16 + 8; }
 };
 static_assert(RsLayout::off_x % 128 == 0, "TMA destinations must be 128-byte aligned");
+// Time steps between an x box's (16-byte aligned) first column and the tile's first tap: (-padding) mod 4.
+__host__ __device__ __forceinline__ int rs_shift(int padding) { return (4 - padding % 4) % 4; }
 
 // Depthwise + bias + SiLU of channel row xc (x slot row of the channel, at this thread's tile-local time
 // row) for rows r and r + 8, rounded to tf32: the two A registers of one channel. wc: the channel's table
@@ -120,10 +122,13 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   const int64_t stride = static_cast<int64_t>(gridDim.x) * groups;
   int64_t tile = static_cast<int64_t>(blockIdx.x) * groups + wg;
   const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * p.C_in * 4;  // zero-filled columns count
+  // A TMA box's first time step must sit on a 16-byte boundary (an unaligned innermost coordinate is an illegal
+  // instruction): the box starts `shift` = (-padding) mod 4 steps before the tile's halo (0 at the headline).
+  const int shift = rs_shift(p.padding);
   auto issue_x = [&](int64_t t) {  // one thread of the warpgroup: tile t -> this warpgroup's slot
     if (FUSED_ABLATE & 8) return;
     mbar_expect_tx(&xbar[wg], x_bytes);
-    tma_load_3d(xslot, &xmap, &xbar[wg], static_cast<int>((t % p.n_tt) * kRsM - p.padding), 0,
+    tma_load_3d(xslot, &xmap, &xbar[wg], static_cast<int>((t % p.n_tt) * kRsM - p.padding - shift), 0,
                 static_cast<int>(t / p.n_tt));
   };
 
@@ -178,7 +183,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   const int warp = wtid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
   const int row = 16 * warp + g;  // this thread's time rows: row, row + 8
   const uint32_t w_addr = smem_u32(smem);
-  const float* x_lane = reinterpret_cast<const float*>(xslot) + t4 * p.XW + row;  // channel t4, time row
+  const float* x_lane = reinterpret_cast<const float*>(xslot) + t4 * p.XW + row + shift;  // channel t4, time row
   const float* dw_lane = s_dw + t4 * kRsDwStride;
   float* y = static_cast<float*>(p.y);
   const bool fast_store = p.C_out == kRows;
@@ -265,7 +270,7 @@ inline bool rs_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   if (!tc_plan(a, 4, kRsM, kRows, p, unused)) return false;  // the shape fields of p
   const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
   const int span = (a.K - 1) * a.dilation;
-  p.XW = RsLayout::xw(span);
+  p.XW = RsLayout::xw(span + rs_shift(a.padding));
   p.C_in_pad = kMaxCin;
   p.off_x = RsLayout::off_x;
   p.x_stage = static_cast<uint32_t>(kMaxCin * p.XW * 4);  // a multiple of 128 bytes (XW % 8 == 0)
