@@ -575,11 +575,16 @@ class _Timer:
         """Microseconds of each of `reps` calls of fn."""
         return self.time_interleaved([fn], reps, warmup)[:, 0]
 
-    def time_interleaved(self, fns: list, reps: int, warmup: int = 10) -> np.ndarray:
+    def time_interleaved(self, fns: list, reps: int, warmup: int = 10, prime: bool | None = None) -> np.ndarray:
         """Microseconds, shape (reps, len(fns)): the functions called in turn (f0 f1 .. f0 f1 ..), each call
         timed as above, and on the GPU all of them queued before one synchronize at the end, so that every
         function is timed under the same conditions (an A/B must not synchronize between its calls while
-        bench does not: the two then measure different things)."""
+        bench does not: the two then measure different things). `prime` (default: with more than one
+        function) runs each function once, untimed, before the L2 flush that precedes its timed call, so its
+        code is in the SMs' instruction caches as when bench calls one kernel back to back: two builds of one
+        kernel timed in turn without it measured 22.8 and 23.2 us against 21.0 in bench (A/A ratio 0.979,
+        h200_session_25d): each call then fetched its ~80 KB of code after the other kernel's."""
+        prime = len(fns) > 1 if prime is None else prime
         for _ in range(warmup):
             for fn in fns:
                 fn()
@@ -597,6 +602,8 @@ class _Timer:
                   for _ in range(reps)]
         for row in events:
             for fn, (s, e) in zip(fns, row):
+                if prime:
+                    fn()
                 self.flush_buf.zero_()
                 if self.spin_cycles:
                     torch.cuda._sleep(self.spin_cycles)
@@ -931,8 +938,9 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
         bound = tolerance(n, dtype) if n not in BASELINES else TOLERANCE["tf32" if dtype == "float32" else "bf16"]
         if not errs[s] <= bound:
             raise AssertionError(f"ab: {s} is wrong at {shape} {dtype}: rel. error {errs[s]:.3g} > {bound:g}")
-    # A and B in turn, queued as bench queues its calls. (Until session 24 ab synchronized after every call,
-    # and its ratios disagreed with same-run sweeps: h200_session_24h vs 24j. Not re-measured since.)
+    # A and B in turn, queued as bench queues its calls, each primed (see _Timer.time_interleaved). Until session
+    # 24 ab synchronized after every call and disagreed with same-run sweeps (h200_session_24h vs 24j); queued but
+    # unprimed, an A/A pair still gave 0.979 with both sides ~2 us above bench (h200_session_25d).
     pairs = _Timer(device).time_interleaved([fns[a], fns[b]], reps)
     ratios = pairs[:, 0] / pairs[:, 1]
     rng = np.random.default_rng(seed)
