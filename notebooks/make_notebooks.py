@@ -983,7 +983,7 @@ error against float64, are printed per trial; a strict-class export should pass 
 # 07: Hopper (rungs 8-9)
 # --------------------------------------------------------------------------------------------------
 NOTEBOOKS["07_hopper_wgmma"] = ('''
-# 7. Overlapping the stages: warp specialization and Hopper's wgmma + TMA (rungs 8-11)
+# 7. Overlapping the stages: warp specialization and Hopper's wgmma + TMA (rungs 8-12)
 
 **Why.** Rung 5 (`tf32_mma`) moved the GEMM to tensor cores and stopped at ~36 us, 4.6x the memory floor, with
 DRAM mostly idle. The profiler said why: every warp runs every phase of a tile one after the other (wait for
@@ -1001,12 +1001,15 @@ kernel is bound by instruction issue and latency, not by bytes. Two ways to let 
   classes. `wgmma_3xtf32` stores W_pw and every activation twice, as big = tf32(v) and small = tf32(v - big),
   and issues three wgmmas per k-step (big*big + big*small + small*big): fp32 accuracy on tensor cores.
   `wgmma_bf16` takes bfloat16 / float16 x and y (half the bytes) and runs the GEMM in bf16.
+* rung 12, `wgmma_rs_tf32`: the GEMM turned around (y^T = act^T W_pw^T), so the activations are wgmma's A
+  operand *from registers*: each thread computes exactly the depthwise outputs its A fragment holds, with no
+  act tile in shared memory and no block barrier; every warpgroup runs its own pipeline over its own tiles.
 ''', [
     ("md", '''
 ## The plans and predictions
 '''),
     ("code", '''
-for name in ("warp_specialized", "wgmma_tf32", "wgmma_3xtf32", "wgmma_bf16"):
+for name in ("warp_specialized", "wgmma_tf32", "wgmma_3xtf32", "wgmma_bf16", "wgmma_rs_tf32"):
     print(fj.variant_info(name))
     print(prediction(name), "\\n")
 '''),
@@ -1037,6 +1040,15 @@ wait for the MMA and store y from the accumulators; one barrier, the next TMA an
 show_source("wgmma.cuh", "for (int i = 0;; ++i) {", "// Every x box")
 '''),
     ("md", '''
+Rung 12 (`kernels/wgmma_rs.cuh`) per tile and warpgroup: for each chunk of k-steps, the depthwise of the
+thread's A-fragment entries (2 time rows x 2 channels per k-step) straight into registers, then
+`wgmma.fence` and the chunk's wgmmas (m64n128k8, A from registers, W_pw from smem); the A registers are
+double-buffered, so the next chunk's depthwise runs under this chunk's MMA.
+'''),
+    ("code", '''
+show_source("wgmma_rs.cuh", "    uint32_t a[2][RS_CHUNK][4];", "    // every warp of the warpgroup has read its x")
+'''),
+    ("md", '''
 ## Check
 
 These rungs serve only the shapes of their fast path (the wgmma rungs: an sm_90 GPU, T % 4 == 0 (16-bit:
@@ -1048,7 +1060,7 @@ routes those to a rung that can run them. Every shape they do run must pass its 
 if not HAS_GPU:
     print("needs a CUDA GPU: skipped (wgmma and TMA exist only on sm_90)")
 else:
-    for name in ("wgmma_tf32", "warp_specialized", "wgmma_3xtf32", "wgmma_bf16"):
+    for name in ("wgmma_tf32", "warp_specialized", "wgmma_3xtf32", "wgmma_bf16", "wgmma_rs_tf32"):
         table, ok = fj.check(name)
         check_summary(name, table, ok)
         if name == "wgmma_tf32":
@@ -1075,15 +1087,15 @@ print("default variant:", fj.DEFAULT_VARIANT, "| rel. err vs float64:", f"{fj.re
     ("md", '''
 ## Time
 
-Rungs 5, 6, 8, 9 and 10 in one run (float32), with the baselines; then the 16-bit rungs 7 and 11 in bfloat16.
+Rungs 5, 6, 8, 9, 10 and 12 in one run (float32), with the baselines; then the 16-bit rungs 7 and 11 in bfloat16.
 '''),
     ("code", '''
 if not HAS_GPU:
     print("needs a CUDA GPU: skipped (the CPU variant stands in, on a small shape)")
     timing = fj.bench(["cpu"], shape=RUN_SHAPE, reps=RUN_REPS)
 else:
-    timing = fj.bench(["tf32_mma", "3xtf32_mma", "warp_specialized", "wgmma_tf32", "wgmma_3xtf32"], shape=SHAPE,
-                      reps=REPS)
+    timing = fj.bench(["tf32_mma", "3xtf32_mma", "warp_specialized", "wgmma_tf32", "wgmma_3xtf32", "wgmma_rs_tf32"],
+                      shape=SHAPE, reps=REPS)
 timing[BENCH_COLS]
 '''),
     ("code", '''
@@ -1115,6 +1127,13 @@ one of them saves a few microseconds, and without all four a ~7 us skeleton rema
 launch, and the ~4.4 us this timer measures for an empty kernel: the L2 flush leaves dirty lines that are
 written back during the timed call). Rung 9's header lists what was tried (TMA stores for y: slower here) and
 what would close the gap next.
+
+Rung 12 removes the act round trip through shared memory and the per-tile block barriers, and issues fewer
+instructions per output, yet it is not faster than rung 9 at this shape (session 25's bench: 21.8 us against
+21.0, results/logs/h200_session_25d; compare the two rows above): with
+512 tiles of 64 steps each of the 528 warpgroups of the grid takes at most one, so nothing overlaps inside a
+warpgroup, and its phases (x landing, depthwise + MMA, y stores) run one after another (its header has the
+per-warpgroup timeline and the ablation).
 '''),
 ])
 
