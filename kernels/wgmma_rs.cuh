@@ -28,6 +28,10 @@
                       // its first tile when warpgroup g - RS_X_AHEAD's has landed, so the first tiles arrive one
                       // after another (and W_pw's fill is not queued behind them) instead of all at the end
 #endif
+#ifndef RS_X_SLOTS
+#define RS_X_SLOTS 1  // x slots per warpgroup: 2 = the next tile's x loads while this tile computes and stores
+#endif
+static_assert(RS_X_SLOTS == 1 || RS_X_SLOTS == 2, "RS_X_SLOTS: 1 or 2");
 static_assert(RS_WARPGROUPS >= 2 && RS_WARPGROUPS <= 4, "RS_WARPGROUPS: 2 .. 4 (the second warpgroup stages b_pw)");
 static_assert(16 % RS_CHUNK == 0, "RS_CHUNK must divide the 16 k-steps");
 
@@ -54,7 +58,8 @@ __device__ __forceinline__ void wg_mma_rs_n128(float (&d)[64], const uint32_t (&
 }
 
 // Host and device: the smem layout (bytes from the 1024-byte aligned base):
-// [W_pw 128 x 128 tf32, swizzled | depthwise table 128 x kRsDwStride | b_pw 128 | x slot per warpgroup | mbarriers]
+// [W_pw 128 x 128 tf32, swizzled | depthwise table 128 x kRsDwStride | b_pw 128 | RS_X_SLOTS x slots per warpgroup |
+//  mbarriers]
 struct RsLayout {
   static constexpr uint32_t w_bytes = kRows * kMaxCin * 4;
   static constexpr uint32_t off_dw = w_bytes;
@@ -116,32 +121,34 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   const int groups = p.groups;
   float* s_dw = reinterpret_cast<float*>(smem + L::off_dw);
   float* s_bpw = reinterpret_cast<float*>(smem + L::off_bpw);
-  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // [RS_WARPGROUPS]: warpgroup g's x slot
-  uint64_t* landed = xbar + RS_WARPGROUPS;  // [RS_WARPGROUPS]: g's first tile has landed (one phase only)
-  unsigned char* xslot = smem + p.off_x + wg * p.x_stage;
+  constexpr int S = RS_X_SLOTS;
+  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // [RS_WARPGROUPS][S]: warpgroup g's x slots
+  uint64_t* landed = xbar + RS_WARPGROUPS * S;  // [RS_WARPGROUPS]: g's first tile has landed (one phase only)
+  unsigned char* xslot = smem + p.off_x + wg * S * p.x_stage;  // the warpgroup's n-th tile: slot n % S
   const int64_t stride = static_cast<int64_t>(gridDim.x) * groups;
   int64_t tile = static_cast<int64_t>(blockIdx.x) * groups + wg;
   const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * p.C_in * 4;  // zero-filled columns count
   // A TMA box's first time step must sit on a 16-byte boundary (an unaligned innermost coordinate is an illegal
   // instruction): the box starts `shift` = (-padding) mod 4 steps before the tile's halo (0 at the headline).
   const int shift = rs_shift(p.padding);
-  auto issue_x = [&](int64_t t) {  // one thread of the warpgroup: tile t -> this warpgroup's slot
+  auto issue_x = [&](int64_t t, int n) {  // one thread of the warpgroup: tile t, its n-th -> slot n % S
     if (FUSED_ABLATE & 8) return;
-    mbar_expect_tx(&xbar[wg], x_bytes);
-    tma_load_3d(xslot, &xmap, &xbar[wg], static_cast<int>((t % p.n_tt) * kRsM - p.padding - shift), 0,
+    uint64_t* bar = &xbar[wg * S + n % S];
+    mbar_expect_tx(bar, x_bytes);
+    tma_load_3d(xslot + (n % S) * p.x_stage, &xmap, bar, static_cast<int>((t % p.n_tt) * kRsM - p.padding - shift), 0,
                 static_cast<int>(t / p.n_tt));
   };
 
   if (tid == 0) {
     for (int g = 0; g < groups; ++g) {
-      mbar_init(&xbar[g], 1);
+      for (int s = 0; s < S; ++s) mbar_init(&xbar[g * S + s], 1);
       mbar_init(&landed[g], 1);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   if (FUSED_TRACE && tid == 0) wg_mark_ends(true);
   __syncthreads();
-  if (wtid == 0 && wg < groups && wg < RS_X_AHEAD && tile < p.n_tiles) issue_x(tile);  // fly while the weights stage
+  if (wtid == 0 && wg < groups && wg < RS_X_AHEAD && tile < p.n_tiles) issue_x(tile, 0);  // fly while the weights stage
 
   // The depthwise table (bias, taps; one channel per thread of the first 128, loads issued together) and
   // b_pw (the next 128) are loaded before W_pw's fill and stored after it, so the round trips overlap.
@@ -177,13 +184,13 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   if (wg >= groups) return;
   if (wtid == 0 && wg >= RS_X_AHEAD && tile < p.n_tiles) {  // the chain of first tiles (see RS_X_AHEAD)
     if (!(FUSED_ABLATE & 8)) mbar_wait(&landed[wg - RS_X_AHEAD], 0);  // (a lower warpgroup of the block: it has a tile)
-    issue_x(tile);
+    issue_x(tile, 0);
   }
 
   const int warp = wtid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
   const int row = 16 * warp + g;  // this thread's time rows: row, row + 8
   const uint32_t w_addr = smem_u32(smem);
-  const float* x_lane = reinterpret_cast<const float*>(xslot) + t4 * p.XW + row + shift;  // channel t4, time row
+  const float* x_lane0 = reinterpret_cast<const float*>(xslot) + t4 * p.XW + row + shift;  // channel t4, time row
   const float* dw_lane = s_dw + t4 * kRsDwStride;
   float* y = static_cast<float*>(p.y);
   const bool fast_store = p.C_out == kRows;
@@ -196,8 +203,13 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
       const float2 bb = *reinterpret_cast<const float2*>(s_bpw + 8 * j + 2 * t4);
       d[4 * j] = bb.x; d[4 * j + 1] = bb.y; d[4 * j + 2] = bb.x; d[4 * j + 3] = bb.y;
     }
-    if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[wg], n & 1);
-    if (n == 0 && wtid == 0) mbar_arrive(&landed[wg]);  // the next warpgroup of the chain may request its tile
+    if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[wg * S + n % S], (n / S) & 1);
+    if (n == 0 && wtid == 0) {
+      mbar_arrive(&landed[wg]);  // the next warpgroup of the chain may request its first tile
+      for (int k = 1; k < S; ++k)  // and this one its next S - 1 (once the first is in: it is not delayed)
+        if (tile + k * stride < p.n_tiles) issue_x(tile + k * stride, k);
+    }
+    const float* x_lane = x_lane0 + (n % S) * (p.x_stage / 4);
     const int tr = wg + RS_WARPGROUPS * n;  // trace: warpgroup wg's n-th tile
     if (tracer) wg_mark_tile(tr, kTrXLanded);
     uint32_t a[2][RS_CHUNK][4];
@@ -228,7 +240,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
     // every warp of the warpgroup has read its x: refill the slot with the next tile while the MMA finishes
     if (tracer) wg_mark_tile(tr, kTrMmaIssued);
     named_bar_sync(1 + wg, 128);
-    if (wtid == 0 && tile + stride < p.n_tiles) issue_x(tile + stride);
+    if (wtid == 0 && tile + S * stride < p.n_tiles) issue_x(tile + S * stride, n + S);  // into the slot just read
     wg_wait<0>();
     wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(d));
     if (tracer) wg_mark_tile(tr, kTrMmaDone);
@@ -274,12 +286,12 @@ inline bool rs_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   p.C_in_pad = kMaxCin;
   p.off_x = RsLayout::off_x;
   p.x_stage = static_cast<uint32_t>(kMaxCin * p.XW * 4);  // a multiple of 128 bytes (XW % 8 == 0)
-  const int64_t room = limit - 1024 - RsLayout::off_x - RS_WARPGROUPS * 16;
-  const int64_t fit = room / p.x_stage;
+  const int64_t room = limit - 1024 - RsLayout::off_x - RS_WARPGROUPS * (RS_X_SLOTS + 1) * 8;
+  const int64_t fit = room / (static_cast<int64_t>(p.x_stage) * RS_X_SLOTS);
   if (fit < 1 || p.XW > 256) return false;
   p.groups = static_cast<int>(fit < RS_WARPGROUPS ? fit : RS_WARPGROUPS);
-  p.off_mbar = p.off_x + p.groups * p.x_stage;
-  smem = static_cast<size_t>(p.off_mbar) + RS_WARPGROUPS * 16 + 1024;
+  p.off_mbar = p.off_x + p.groups * RS_X_SLOTS * p.x_stage;
+  smem = static_cast<size_t>(p.off_mbar) + RS_WARPGROUPS * (RS_X_SLOTS + 1) * 8 + 1024;
   return true;
 }
 
