@@ -593,6 +593,8 @@ class _Timer:
             out = np.empty((reps, len(fns)))
             for r in range(reps):
                 for j, fn in enumerate(fns):
+                    if prime:
+                        fn()
                     t0 = time.perf_counter()
                     fn()
                     out[r, j] = (time.perf_counter() - t0) * 1e6

@@ -5,11 +5,12 @@
 // stores, no proxy fence, no block barrier per tile. W_pw^T is the B operand, read from smem (N = C_out
 // padded to 128, K-major = W_pw's own row-major layout, 128-byte swizzle; wgmma.cuh's wg_fill_w).
 // Every warpgroup is an independent pipeline over its own 64-step time tiles (M = 64), with its own x
-// slot (one TMA box, zeros outside the tensor) and mbarrier; the warpgroups of an SM overlap each other's
-// loads, depthwise, MMA and stores as the schedulers see fit (rungs 09-11 ran those phases in lock-step).
-// Per tile and warpgroup: wait x; for each chunk of RS_CHUNK k-steps (8 channels each): depthwise into
-// A registers, wgmma.fence, issue, commit (A double-buffered: chunk q+1 is computed while the MMA of chunk
-// q runs); warpgroup barrier, TMA the next tile into the slot just read; wait the MMA; store y.
+// slots (RS_X_SLOTS; one TMA box each, zeros outside the tensor) and mbarriers; the warpgroups of an SM
+// overlap each other's loads, depthwise, MMA and stores as the schedulers see fit (rungs 09-11 run those
+// phases in lock-step). Per tile and warpgroup: wait x; for each chunk of RS_CHUNK k-steps (8 channels
+// each): depthwise into A registers, wgmma.fence, issue, commit (A double-buffered: chunk q+1 is computed
+// while the MMA of chunk q runs); warpgroup barrier, TMA tile n + RS_X_SLOTS into the slot just read; wait
+// the MMA; store y. The defaults below are the tuned configuration (results/tuned.json).
 //
 // A fragment (m64k8 tf32, CUTLASS ALayout_64x8): warp w, lane (g = lane/4, t4 = lane%4) holds
 //   a0 (row 16w+g, k t4), a1 (row 16w+g+8, k t4), a2 (row 16w+g, k t4+4), a3 (row 16w+g+8, k t4+4);
@@ -18,10 +19,10 @@
 #include "wgmma.cuh"
 
 #ifndef RS_WARPGROUPS
-#define RS_WARPGROUPS 4  // warpgroups per block (each its own tiles and x slot; fewer work where slots do not fit)
+#define RS_WARPGROUPS 2  // warpgroups per block (each its own tiles and x slots; fewer work where slots do not fit)
 #endif
 #ifndef RS_CHUNK
-#define RS_CHUNK 2  // k-steps (8 channels each) per wgmma batch: A registers 2 x 4 x RS_CHUNK per thread
+#define RS_CHUNK 4  // k-steps (8 channels each) per wgmma batch: A registers 2 x 4 x RS_CHUNK per thread
 #endif
 #ifndef RS_X_AHEAD
 #define RS_X_AHEAD 2  // warpgroups whose first x tile is requested at the start; warpgroup g >= RS_X_AHEAD requests
@@ -29,7 +30,7 @@
                       // after another (and W_pw's fill is not queued behind them) instead of all at the end
 #endif
 #ifndef RS_X_SLOTS
-#define RS_X_SLOTS 1  // x slots per warpgroup: 2 = the next tile's x loads while this tile computes and stores
+#define RS_X_SLOTS 2  // x slots per warpgroup: 2 = the next tile's x loads while this tile computes and stores
 #endif
 static_assert(RS_X_SLOTS == 1 || RS_X_SLOTS == 2, "RS_X_SLOTS: 1 or 2");
 static_assert(RS_WARPGROUPS >= 2 && RS_WARPGROUPS <= 4, "RS_WARPGROUPS: 2 .. 4 (the second warpgroup stages b_pw)");

@@ -57,6 +57,18 @@ def test_ab_cpu():
     assert r["verdict"] in ("faster", "slower", "within noise") and r["ci_low"] <= r["ratio"] <= r["ci_high"]
 
 
+def test_interleaved_timing_primes_each_call_only_when_asked():
+    """ab times A and B in turn with each call primed (run once, untimed, just before: its code then sits in the
+    instruction caches as in bench); a single function is not primed unless asked."""
+    calls = {"a": 0, "b": 0}
+    fa, fb = (lambda: calls.__setitem__("a", calls["a"] + 1)), (lambda: calls.__setitem__("b", calls["b"] + 1))
+    out = fj._Timer("cpu").time_interleaved([fa, fb], reps=5, warmup=2)
+    assert out.shape == (5, 2) and calls == {"a": 2 + 2 * 5, "b": 2 + 2 * 5}
+    calls.update(a=0, b=0)
+    fj._Timer("cpu").time(fa, reps=5, warmup=2)
+    assert calls["a"] == 2 + 5
+
+
 def test_ab_variant_spec_carries_parameters():
     assert fj._variant_spec("cpu") == ("cpu", None)
     name, defs = fj._variant_spec("wgmma_tf32:WG_WS=1,TILE_T=32")
