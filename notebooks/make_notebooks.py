@@ -1129,11 +1129,13 @@ written back during the timed call). Rung 9's header lists what was tried (TMA s
 what would close the gap next.
 
 Rung 12 removes the act round trip through shared memory and the per-tile block barriers, and issues fewer
-instructions per output, yet it is not faster than rung 9 at this shape (session 25's bench: 21.8 us against
-21.0, results/logs/h200_session_25d; compare the two rows above): with
-512 tiles of 64 steps each of the 528 warpgroups of the grid takes at most one, so nothing overlaps inside a
-warpgroup, and its phases (x landing, depthwise + MMA, y stores) run one after another (its header has the
-per-warpgroup timeline and the ablation).
+instructions per output, yet it is not faster than rung 9 at this shape. In this run it was built as first
+tuned (4 warpgroups of one x slot each: one tile per warpgroup at this shape, so every load came first and
+every store last): 21.8 us against rung 9's 20.9 (the two rows above). Tuned after this run (2 warpgroups with
+two x slots each, so the next tile loads under this one's compute and stores) it ties rung 9: 20.9 against
+20.8 us in one bench (results/logs/h200_session_25g_rs_bench_ab_trace.log). Its header has the per-warpgroup
+timeline: 6-7 us pass before any compute (W_pw and the first x tiles), and the depthwise + MMA of a tile take
+~3 us with both warpgroups busy.
 '''),
 ])
 
