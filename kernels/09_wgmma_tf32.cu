@@ -50,7 +50,8 @@
 //      scalar fallback, so the 16-byte loads no longer all left before the first store, and the fill is on
 //      every block's critical path. Fixed: 22.5 us in the bench (6e7a8f6), but an interleaved A/B against
 //      v5 still gives 0.95 (CI 0.944-0.956, v5 22.8 vs 24.0 us under ab; h200_session_23f_ab_prev.log):
-//      ~1 us of the template's cost is not found yet. Issuing W_pw's loads before the first x wait and its
+//      ~1 us of the template's cost is not found yet (session 25: unprimed ab calls were biased by up to ~2 us by
+//      the instruction caches of two alternating kernels, so this 0.95 is suspect). Issuing W_pw's loads before the first x wait and its
 //      stores after depthwise(0) (WG_W_LATE=1) measured 22.3 vs 22.0 us: not kept.
 //   v7 (session 24) SiLU as h + h tanh(h), h = v/2 (one MUFU op per output instead of ex2 + rcp; same rel. err
 //      1.7e-4) and the first x tile's load alone (the second slot's once it has landed, WG_X_FIRST): 21.0 us.
@@ -59,8 +60,8 @@
 //      warp-specialized kernel (WG_WS=1, two producer warpgroups for the depthwise, two for MMA + stores:
 //      21.6-22.4 us), 4 x slots at TILE_T=32 (23.6-26.6), x tiles prefetched into L2 1-3 tiles ahead
 //      (WG_L2_PREFETCH: 21.4-22.2), the next x load issued after thread 0's wgmmas (WG_TMA_LATE: 21.12-21.15
-//      vs 20.96-20.99 alternating in one sweep, 24j; `ab` had said 0.937, 24h: the A/B tool disagrees with
-//      same-run sweeps, NOTES session 24).
+//      vs 20.96-20.99 alternating in one sweep, 24j; `ab` had said 0.937, 24h: an artefact of ab's unprimed
+//      calls, found in session 25, NOTES).
 // Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; h200_session_24c/d,
 //   drawn in results/traces/trace_wgmma_tf32_06f96e4.png) says where a block's ~19 us go. The first x
 //   tile lands 4.7 us after the block starts (3.5 us with WG_X_FIRST): every SM asks for its tiles at once

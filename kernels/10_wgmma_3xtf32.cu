@@ -25,8 +25,8 @@
 //   h200_session_24f_gpu_tests_notebook07.log = notebook 07; the bench at 889b9c0, h200_session_24e: 37.1 us).
 //   4.7x the floor, 1.2x the prediction's upper end; the <= 14 us target missed by 2.6x.
 //   Same-run sweep (h200_session_24a): session 23's serial build (2 warpgroups) 39.4 us, warp-specialized
-//   38.0; `ab` gave 45.2 vs 37.6 us for the two (24e), but the A/B tool disagrees with same-run sweeps
-//   (NOTES, session 24), so the sweep is the figure. Tuned (results/tuned.json = this file's settings over wgmma.cuh's defaults): TILE_T=32
+//   38.0; `ab` gave 45.2 vs 37.6 us for the two (24e), but that ab was biased (unprimed calls: the
+//   instruction caches of two alternating kernels; fixed in session 25, NOTES), so the sweep is the figure. Tuned (results/tuned.json = this file's settings over wgmma.cuh's defaults): TILE_T=32
 //   WARPGROUPS=4 WG_CHAINS=2 WG_WS=1 WG_L2_PREFETCH=2 WG_X_FIRST=1.
 //   How it got there: v1 (session 23) the serial kernel with 2 warpgroups: 40.4 us (6e7a8f6; 4 warpgroups
 //   43.6-49.8: 512 threads cap registers at 128 and the serial split kernel needs ~200; TILE_T=16 51-63).

@@ -46,7 +46,7 @@
 #ifndef WG_TMA_LATE
 #define WG_TMA_LATE 0  // 1 (serial kernel): thread 0 issues the next x load after its warpgroup's wgmmas, not before:
                        // no gain in a same-run sweep (rung 09 21.12-21.15 vs 20.96-20.99 us, rung 11 19.79 vs
-                       // 19.94; h200_session_24j), though `ab` said 0.937 / 0.955 (24h: see NOTES, session 24)
+                       // 19.94; h200_session_24j), though `ab` said 0.937 / 0.955 (24h: unprimed calls, NOTES session 25)
 #endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
