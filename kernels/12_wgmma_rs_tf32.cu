@@ -38,7 +38,8 @@
 //   v3 two x slots per warpgroup (RS_X_SLOTS=2: the next tile loads while this one computes and stores), so
 //      2 warpgroups per block (255-register cap: chunks of 4 k-steps, fewer MMA waits): 20.5 us in the sweep
 //      (25f: 2 warpgroups x 1 slot 23.6-24.3; 4 x 1 slot 20.9-21.8), 20.9 in the bench vs rung 09's 20.8.
-// Why not faster: the tuned kernel's timeline (25g, trace_wgmma_rs_tf32_1c17acf.png): W_pw is staged at
+// Why not faster: the tuned kernel's timeline (25g, results/traces/trace_wgmma_rs_tf32_1c17acf.png, one bar per
+//   warpgroup: scripts/trace_case.py --from-csv .. --warpgroups 2): W_pw is staged at
 //   6.4 us and the first x tiles land at 7.0 us (every SM asks for 2 x 36 KB + 64 KB of W_pw at once while
 //   DRAM also writes back the L2 flush's dirty lines); depthwise + MMA then take 3.0 us per tile with both
 //   warpgroups busy, y stores 1.2-1.8 us; the second tiles land at 12.0 us (all SMs load and store at once),

@@ -2,7 +2,9 @@
 the phase boundaries of each block's first tiles; this runs it once at the headline shape (L2 flushed, as in
 bench) and prints, per tile, the median over blocks of each event's time since the block started (us).
 Usage: python scripts/trace_case.py VARIANT [NAME=VALUE ...] [--dtype bfloat16] [--csv PATH] [--plot PNG]
-       python scripts/trace_case.py --from-csv PATH --plot PNG     (draw a recorded trace; no GPU needed)
+       python scripts/trace_case.py --from-csv PATH --plot PNG [--warpgroups G]   (a recorded trace; no GPU)
+Rung 12 (wgmma_rs_tf32) records per warpgroup: its trace "tile" g + G n is warpgroup g's n-th tile (G =
+RS_WARPGROUPS), and the plot draws one bar per warpgroup; its "mma issued" ends the depthwise + MMA issue.
 A timing experiment: the records cost a few global stores per tile in one thread per role. The plot draws
 each sampled block's recording thread(s) as a bar per role, cut at the events, each piece coloured by the
 phase that the event ends (e.g. the piece ending at "dw done" is the depthwise)."""
@@ -23,36 +25,47 @@ PHASES = ["x landed", "act free", "dw done", "mma issued", "mma done", "y stored
 ENDS = {"w_fill": "W_pw fill", "x_landed": "wait for x", "act_free": "wait for act buffer", "dw_done": "depthwise",
         "mma_issued": "MMA issue (+TMA issue | +act wait)", "mma_done": "MMA wait", "y_stored": "y stores", "barrier": "barrier"}
 PRODUCER = {"x_landed", "act_free", "dw_done", "barrier"}
+RS_ENDS = {**ENDS, "mma_issued": "depthwise + MMA issue"}  # rung 12: no separate depthwise mark
 
 
-def plot_trace(csv: str, png: str, title: str = "", blocks: int = 12) -> None:
-    """A timeline of `blocks` blocks (spread over the grid) from a trace CSV written by --csv."""
+def plot_trace(csv: str, png: str, title: str = "", blocks: int = 12, warpgroups: int = 0) -> None:
+    """A timeline of `blocks` blocks (spread over the grid) from a trace CSV written by --csv; warpgroups = G > 0
+    (rung 12): one bar per warpgroup g of each block, from its tiles g, g + G, g + 2G .."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     d = pd.read_csv(csv)
     ws = "t0_act_free" in d and d["t0_act_free"].notna().any()  # warp-specialized: two recording threads
-    rows = d.iloc[np.linspace(0, len(d) - 1, min(blocks, len(d))).astype(int)]
-    colors = dict(zip(ENDS.values(), plt.get_cmap("tab10").colors))
+    rows = d.iloc[np.linspace(0, len(d) - 1, min(blocks, len(d) if not warpgroups else max(1, blocks // warpgroups)))
+                  .astype(int)]
+    ends = RS_ENDS if warpgroups else ENDS
+    colors = dict(zip(dict.fromkeys(list(ENDS.values()) + list(RS_ENDS.values())), plt.get_cmap("tab10").colors))
     fig, ax = plt.subplots(figsize=(11, 0.45 * len(rows) * (2 if ws else 1) + 1.2))
-    labels = []
+    labels, used = [], set()
     for i, (_, r) in enumerate(rows.iterrows()):
-        events = [("w_fill", r["w_fill"])] + [(c.split("_", 1)[1], r[c]) for c in d.columns
-                                             if c[0] == "t" and c[1].isdigit() and np.isfinite(r[c])]
-        roles = [("producers", PRODUCER), ("consumers", set(ENDS) - PRODUCER)] if ws else [("block", set(ENDS))]
-        for role, names in roles:
+        events = [("w_fill", r["w_fill"], -1)] + [(c.split("_", 1)[1], r[c], int(c[1:].split("_", 1)[0]))
+                                                 for c in d.columns if c[0] == "t" and c[1].isdigit() and np.isfinite(r[c])]
+        if warpgroups:  # (name filter, tile filter) per bar
+            roles = [(f"wg {g}", set(ends), lambda n, g=g: n < 0 or n % warpgroups == g) for g in range(warpgroups)]
+        elif ws:
+            roles = [("producers", PRODUCER, lambda n: True), ("consumers", set(ENDS) - PRODUCER, lambda n: True)]
+        else:
+            roles = [("block", set(ENDS), lambda n: True)]
+        for role, names, mine in roles:
             y = len(labels)
-            labels.append(f"block {int(r['block'])} {role}" if ws else f"block {int(r['block'])}")
+            labels.append(f"block {int(r['block'])}" + (f" {role}" if ws or warpgroups else ""))
             t_prev = 0.0
-            for name, t in sorted((e for e in events if e[0] in names), key=lambda e: e[1]):
-                ax.broken_barh([(t_prev, t - t_prev)], (y - 0.4, 0.8), color=colors[ENDS[name]])
+            for name, t, _ in sorted((e for e in events if e[0] in names and mine(e[2])), key=lambda e: e[1]):
+                ax.broken_barh([(t_prev, t - t_prev)], (y - 0.4, 0.8), color=colors[ends[name]])
+                used.add(ends[name])
                 t_prev = t
     ax.set_yticks(range(len(labels)), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("us since the block started")
     ax.set_title(title or Path(csv).stem, fontsize=9)
-    ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()], labels=list(colors),
-              fontsize=7, ncol=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(labels) < 16 else -0.06))
+    shown = [lab for lab in colors if lab in used]
+    ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=colors[lab]) for lab in shown], labels=shown,
+              fontsize=7, ncol=8, loc="upper center", bbox_to_anchor=(0.5, -0.18 if len(labels) < 16 else -0.08))
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
@@ -66,15 +79,17 @@ def main() -> int:
     ap.add_argument("--csv", default=None, help="write every block's events (us since its start) here")
     ap.add_argument("--plot", default=None, help="draw the timeline of a sample of blocks into this PNG")
     ap.add_argument("--from-csv", default=None, help="no run: draw --plot from a CSV that --csv wrote")
+    ap.add_argument("--warpgroups", type=int, default=0, help="with --from-csv: rung 12's RS_WARPGROUPS of the trace")
     a = ap.parse_args()
     if a.from_csv:
         if not a.plot:
             ap.error("--from-csv needs --plot")
-        plot_trace(a.from_csv, a.plot)
+        plot_trace(a.from_csv, a.plot, warpgroups=a.warpgroups)
         return 0
     if not a.variant:
         ap.error("a variant (or --from-csv) is required")
     defines = {**fj.defines_over_tuned(a.variant, a.defines), "FUSED_TRACE": "1"}
+    warpgroups = int(defines.get("RS_WARPGROUPS", 0))  # rung 12: per-warpgroup records
     ext = fj.load(a.variant, defines)
     model, x = fj._make_case(fj.HEADLINE, fj.DTYPES[a.dtype], "cuda", seed=0)
     args = fj._forward_args(model)
@@ -101,7 +116,7 @@ def main() -> int:
           f"{np.nanmedian(ev[:, 4]):.2f} us; SM clock {1e-3 / np.median(us_per_cycle):.2f} GHz")
     table = pd.DataFrame({ph: [np.nanmedian(ev[:, TILE0 + n * len(PHASES) + i]) if np.isfinite(
         ev[:, TILE0 + n * len(PHASES) + i]).any() else np.nan for n in range(TILES)] for i, ph in enumerate(PHASES)})
-    table.index.name = "tile"
+    table.index.name = f"tile (warpgroup g's n-th: g + {warpgroups} n)" if warpgroups else "tile"
     table = table.dropna(how="all").dropna(axis=1, how="all")
     print("median over blocks, us since the block started:")
     with pd.option_context("display.width", 200, "display.float_format", "{:.2f}".format):
@@ -112,7 +127,7 @@ def main() -> int:
             f"t{n}_{ph.replace(' ', '_')}" for n in range(TILES) for ph in PHASES]
         pd.DataFrame(ev, columns=cols).assign(start_us=start_us).to_csv(a.csv, index_label="block")
     if a.plot:
-        plot_trace(a.csv, a.plot, f"{a.variant} {fj._defines_str(defines)} {a.dtype}")
+        plot_trace(a.csv, a.plot, f"{a.variant} {fj._defines_str(defines)} {a.dtype}", warpgroups=warpgroups)
     return 0
 
 

@@ -68,8 +68,11 @@ def test_trace_timeline_draws_from_a_recorded_csv(tmp_path):
     import subprocess
     import sys
     root = fj.ROOT
-    for csv in sorted((root / "results" / "traces").glob("*.csv"))[:2]:
-        png = tmp_path / (csv.stem + ".png")
-        subprocess.run([sys.executable, str(root / "scripts" / "trace_case.py"), "--from-csv", str(csv), "--plot",
-                        str(png)], check=True, capture_output=True, timeout=120)
+    traces = root / "results" / "traces"
+    # rung 09 (one bar per block), its warp-specialized build (producers / consumers), rung 12 (per warpgroup)
+    for name, extra in (("trace_wgmma_tf32_06f96e4", []), ("trace_wgmma_tf32_ws_06f96e4", []),
+                        ("trace_wgmma_rs_tf32_1c17acf", ["--warpgroups", "2"])):
+        png = tmp_path / (name + ".png")
+        subprocess.run([sys.executable, str(root / "scripts" / "trace_case.py"), "--from-csv", str(traces / f"{name}.csv"),
+                        "--plot", str(png), *extra], check=True, capture_output=True, timeout=120)
         assert png.stat().st_size > 10_000
