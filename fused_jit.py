@@ -913,8 +913,9 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
     A variant may carry compile-time parameters over its tuned ones, "name:NAME=V,NAME=V" (e.g.
     "wgmma_tf32:WG_WS=1"), so two settings of one kernel can be compared.
 
-    Both outputs are checked against float64 first. Then A and B are called alternately (A B A B ...), the
-    L2 flushed before each call, and the ratio t_A / t_B taken pair by pair; returns the median ratio, its
+    Both outputs are checked against float64 first. Then A and B are called alternately (A B A B ...), each
+    timed call primed (run once just before, untimed, so its code is in the instruction caches as in bench)
+    and preceded by the L2 flush, and the ratio t_A / t_B taken pair by pair; returns the median ratio, its
     95% bootstrap interval and a verdict: A is 'faster' (interval below 1), 'slower' (above 1) or
     'within noise'. Logged to results/ as kind 'ab'.
     """
