@@ -24,6 +24,9 @@
 //   ptxas (sm_90a, nvcc 13.0, K=5, D = 4, 3, 2, 1): 221, 212, 217, 212 registers, 0 spills; smem 219.5 KiB
 //   at the headline (W_pw 64 + tables 10.5 + 2 x 2 x 36 KiB x slots); results/logs/wgmma_rs_ptxas.txt.
 //   Battery PASS, compute-sanitizer memcheck 0 errors and racecheck 0 hazards (h200_session_25f).
+//   Fixed after the last H200 run, by reading (not re-run there): with 2 x slots per warpgroup the rows past C_in
+//   of the second warpgroup's slots were not zeroed (x rows C_in..127 are outside the TMA box); their weights
+//   are zero, so finite leftovers gave the right answer (the battery passed), but a NaN left in smem would not.
 // How it got there (session 25; logs h200_session_25a-g; traces in results/traces/trace_wgmma_rs_tf32_*):
 //   v1 4 warpgroups x 1 x slot (one tile each at the headline: 528 warpgroups for 512 tiles), chunks of 2:
 //      24.8 us vs rung 09 20.8 in one bench (25a). The K=3 shapes faulted ("illegal instruction" at the TMA):

@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   }
   // x rows C_in .. 127 of every slot are zero (the TMA box holds the C_in rows that exist)
   if (p.C_in < kMaxCin)
-    for (int i = tid; i < groups * (kMaxCin - p.C_in) * p.XW; i += kRsThreads) {
+    for (int i = tid; i < groups * S * (kMaxCin - p.C_in) * p.XW; i += kRsThreads) {  // all groups x S slots
       const int per = (kMaxCin - p.C_in) * p.XW, slot = i / per;
       reinterpret_cast<float*>(smem + p.off_x + slot * p.x_stage)[p.C_in * p.XW + i % per] = 0.0f;
     }
