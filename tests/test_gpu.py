@@ -52,6 +52,29 @@ def test_bf16_and_fp16_io(v):
         assert (table.status == "pass").sum() >= 2, table.to_string()  # the 16-byte-row shapes ran
 
 
+def test_smem_poison_reaches_a_kernel_that_reads_smem_it_never_wrote(tmp_path):
+    """run_variant fills every SM's shared memory with NaN first, so a kernel reading smem it never wrote gets
+    NaN (and its y shows it) instead of an earlier kernel's finite leftovers."""
+    from torch.utils.cpp_extension import load_inline
+    src = r"""
+    __global__ void read_unwritten_smem(float* out) {
+      extern __shared__ float s[];
+      out[blockIdx.x * blockDim.x + threadIdx.x] = s[threadIdx.x];
+    }
+    void run(torch::Tensor out) {
+      read_unwritten_smem<<<out.numel() / 256, 256, 48 * 1024>>>(out.data_ptr<float>());
+    }
+    """
+    mod = load_inline("fused_test_unwritten_smem", cpp_sources="void run(torch::Tensor out);", cuda_sources=src,
+                      functions=["run"], build_directory=str(tmp_path))
+    out = torch.zeros(4 * torch.cuda.get_device_properties(0).multi_processor_count * 256, device="cuda")
+    torch.cuda.synchronize()
+    fj.smem_poisoner().poison_smem()
+    mod.run(out)
+    torch.cuda.synchronize()
+    assert torch.isnan(out).all()
+
+
 def test_launcher_errors_on_gpu():
     ext = fj.load("naive")
     model = fj.Model(8, 4, 3).cuda()

@@ -38,6 +38,12 @@ def test_every_variant_compiles_through_load(variant):
     assert callable(module.forward) and callable(module.why_unsupported)
 
 
+def test_smem_poisoner_compiles():
+    """The kernel run_variant launches before each checked call to fill every SM's shared memory with NaN
+    compiles here too (it runs only on a GPU)."""
+    assert callable(fj.smem_poisoner().poison_smem)
+
+
 def test_edit_rebuilds_and_header_edit_changes_the_key(kernels_copy):
     v = fj.variant_info("cpu", kernels_copy)
     name_before = fj._build_plan(v, None)[0]
