@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import csv
 import datetime as _dt
+import functools
 import hashlib
 import importlib.util
 import io
@@ -510,6 +511,7 @@ void poison_smem() {  // every SM: blocks of the largest dynamic smem a block ma
 """
 
 
+@functools.lru_cache(maxsize=None)
 def smem_poisoner():
     """The extension whose poison_smem() fills every SM's shared memory with NaN (built on first use)."""
     arch = _cuda_arch()
@@ -980,9 +982,7 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
         bound = tolerance(n, dtype) if n not in BASELINES else TOLERANCE["tf32" if dtype == "float32" else "bf16"]
         if not errs[s] <= bound:
             raise AssertionError(f"ab: {s} is wrong at {shape} {dtype}: rel. error {errs[s]:.3g} > {bound:g}")
-    # A and B in turn, queued as bench queues its calls, each primed (see _Timer.time_interleaved). Until session
-    # 24 ab synchronized after every call and disagreed with same-run sweeps (h200_session_24h vs 24j); queued but
-    # unprimed, an A/A pair still gave 0.979 with both sides ~2 us above bench (h200_session_25d).
+    # A and B in turn, queued as bench queues its calls, each primed (why: _Timer.time_interleaved)
     pairs = _Timer(device).time_interleaved([fns[a], fns[b]], reps)
     ratios = pairs[:, 0] / pairs[:, 1]
     rng = np.random.default_rng(seed)

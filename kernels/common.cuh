@@ -152,7 +152,8 @@ struct TcParams {
   uint32_t off_act, off_wdw, off_w;  // byte offsets of the smem regions
   uint32_t off_x, x_stage, act_stage;  // tc_ws_kernel only: first x slot, bytes per x slot / act slot
   uint32_t off_mbar;                   // tc_ws_kernel only: its 4 mbarriers (8 bytes each)
-  int groups;                          // wgmma_rs only: warpgroups per block that take tiles
+  int groups = 0;                      // wgmma_rs only: warpgroups per block, each on its own tile (0 = 1 tile
+                                       // per block); tc_launch_persistent sizes the grid by it
 };
 
 // Activation row stride (floats): TT + pad with stride % 32 == 8, so the B-fragment loads
@@ -729,8 +730,9 @@ inline const char* tc_fit_refusal(const FusedArgs& a, int elem_bytes, int TT, in
 }
 
 // Host: opt a tile kernel in to its dynamic smem, size the persistent grid (the blocks that fit on all
-// SMs at once, at most one per tile) and launch it on `stream` with (p, extra...). Shared by tc_launch,
-// tc_ws_launch and wgmma.cuh's wg_launch (whose kernel also takes its TMA descriptor).
+// SMs at once, at most one per p.groups tiles) and launch it on `stream` with (p, extra...). Shared by
+// tc_launch, tc_ws_launch, wgmma.cuh's wg_launch and wgmma_rs.cuh's rs_launch (whose kernels also take
+// their TMA descriptor).
 template <typename... KernelExtra, typename... Extra>
 void tc_launch_persistent(void (*kernel)(const TcParams, KernelExtra...), int threads, size_t smem,
                           const FusedArgs& a, const TcParams& p, void* stream, const Extra&... extra) {
@@ -738,7 +740,8 @@ void tc_launch_persistent(void (*kernel)(const TcParams, KernelExtra...), int th
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
   const int64_t slots = static_cast<int64_t>(a.num_sms > 0 ? a.num_sms : 1) * (per_sm > 0 ? per_sm : 1);
-  const int64_t grid = p.n_tiles < slots ? p.n_tiles : slots;
+  const int64_t per_block = p.groups > 0 ? p.groups : 1, wanted = (p.n_tiles + per_block - 1) / per_block;
+  const int64_t grid = wanted < slots ? wanted : slots;
   if (grid < 1) return;
   kernel<<<static_cast<unsigned>(grid), threads, smem, static_cast<cudaStream_t>(stream)>>>(p, extra...);
 }

@@ -33,7 +33,7 @@ const char* fused_unsupported(const FusedArgs& a);
 void fused_forward(const FusedArgs& a, void* stream);
 
 #ifdef FUSED_TRACE
-// Kernel files that support FUSED_TRACE=1 (a timing experiment: rungs 09-11) also define this: the last
+// Kernel files that support FUSED_TRACE=1 (a timing experiment: rungs 09-12) also define this: the last
 // launch's per-block event clocks (kTraceSlots uint64 per block, 0 = not reached) -> dst (at most `max`
 // values); returns the count and clears the record.
 int fused_trace_read(uint64_t* dst, int max);

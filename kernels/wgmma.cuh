@@ -744,10 +744,10 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   return true;
 }
 
-// Host: a TMA descriptor of x, a (B, C, L) tensor of T, as 3-D (L, C, B), box (box_l, box_c, 1) (box_c = C
-// unless given), no swizzle, zeros outside.
+// Host: a TMA descriptor of x, a (B, C, L) tensor of T, as 3-D (L, C, B), box (box_l, C, 1), no swizzle,
+// zeros outside.
 template <typename T>
-CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l, int64_t box_c = 0) {
+CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
@@ -763,7 +763,7 @@ CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_
   CUtensorMap map;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(L), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * sizeof(T), static_cast<cuuint64_t>(C * L) * sizeof(T)};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_l), static_cast<cuuint32_t>(box_c > 0 ? box_c : C), 1};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_l), static_cast<cuuint32_t>(C), 1};
   const cuuint32_t elem_strides[3] = {1, 1, 1};
   const CUresult r = encode(&map, type, 3, const_cast<void*>(base), dims, strides, box, elem_strides,
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,

@@ -296,37 +296,30 @@ inline bool rs_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   return true;
 }
 
-// Host: the refusal (nullptr = this variant computes `a`).
-inline const char* rs_refusal(const FusedArgs& a) {
+// Host: the refusal (nullptr = this variant computes `a`): rung 09's shape limits, and the x slots must fit.
+inline const char* rs_refusal(const FusedArgs& a, TcParams& p, size_t& smem) {
   if (a.cc != 90) return "needs an sm_90 GPU (H100/H200): wgmma exists only on sm_90a";
-  if (a.T % 4 != 0 || reinterpret_cast<uintptr_t>(a.x) % 16 != 0)
-    return "needs T % 4 == 0 and 16-byte aligned x (TMA rows of 16-byte multiples)";
-  if (a.C_in > kMaxCin || a.C_out > kRows) return "needs C_in <= 128 and C_out <= 128 (W_pw resident, wgmma N = 128)";
-  if (a.dilation > 4 || static_cast<int64_t>(a.K - 1) * a.dilation > 16)
-    return "needs dilation <= 4 and (K-1)*dilation <= 16 (the x tile's halo)";
-  TcParams p{};
-  size_t smem = 0;
+  if (const char* why = wg_shape_refusal<float>(a)) return why;
   if (!rs_plan(a, p, smem)) return "the x tiles do not fit in shared memory";
   return nullptr;
 }
+inline const char* rs_refusal(const FusedArgs& a) {
+  TcParams p{};
+  size_t smem = 0;
+  return rs_refusal(a, p, smem);
+}
 
-// Host: plan, TMA descriptor (box: XW time steps x C_in channel rows), launch with
-// grid = min(SMs, warpgroup tiles / working warpgroups per block).
+// Host: TMA descriptor (box: XW time steps x C_in channel rows) and the persistent launch (p.groups tiles
+// per block at once); K at compile time for the common odd sizes 3, 5, 7 (where the span allows), at run
+// time otherwise.
 template <int D, int KC>
 void rs_launch_dk(const FusedArgs& a, const TcParams& p, size_t smem, void* stream) {
   const CUtensorMap xmap = wg_x_map<float>(a.x, a.B, a.C_in, a.T, p.XW);
-  auto kernel = wg_rs_kernel<D, KC>;
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  const int64_t blocks = (p.n_tiles + p.groups - 1) / p.groups;
-  const int64_t sms = a.num_sms > 0 ? a.num_sms : 1;
-  const int64_t grid = blocks < sms ? blocks : sms;
-  if (grid < 1) return;
-  kernel<<<static_cast<unsigned>(grid), kRsThreads, smem, static_cast<cudaStream_t>(stream)>>>(p, xmap);
+  tc_launch_persistent(wg_rs_kernel<D, KC>, kRsThreads, smem, a, p, stream, xmap);
 }
-// K at compile time for the common odd sizes 3, 5, 7 (where the span allows), at run time otherwise.
 template <int D>
 void rs_launch_d(const FusedArgs& a, const TcParams& p, size_t smem, void* stream) {
-  if (a.K == 5 && 4 * D <= 16) return rs_launch_dk<D, (4 * D <= 16 ? 5 : 0)>(a, p, smem, stream);
+  if (a.K == 5) return rs_launch_dk<D, 5>(a, p, smem, stream);
   if (a.K == 3) return rs_launch_dk<D, 3>(a, p, smem, stream);
   if (a.K == 7 && 6 * D <= 16) return rs_launch_dk<D, (6 * D <= 16 ? 7 : 0)>(a, p, smem, stream);
   return rs_launch_dk<D, 0>(a, p, smem, stream);
@@ -334,8 +327,7 @@ void rs_launch_d(const FusedArgs& a, const TcParams& p, size_t smem, void* strea
 inline void rs_launch(const FusedArgs& a, void* stream) {
   TcParams p{};
   size_t smem = 0;
-  if (rs_refusal(a)) throw std::runtime_error("wgmma_rs variant: shape not supported (see fused_unsupported)");
-  rs_plan(a, p, smem);
+  if (rs_refusal(a, p, smem)) throw std::runtime_error("wgmma_rs variant: shape not supported (see fused_unsupported)");
   switch (a.dilation) {
     case 1: return rs_launch_d<1>(a, p, smem, stream);
     case 2: return rs_launch_d<2>(a, p, smem, stream);
