@@ -401,8 +401,13 @@ struct WgTiles {
 // thread, each batch's 16-byte loads all issued before its first store: the fill is on every block's
 // critical path (a fill whose loop also held the scalar fallback issued its loads one by one and made the
 // whole kernel 2.4 us slower, h200_session_23e).
-template <typename E, bool kSplit, int NT>
-__device__ __forceinline__ void wg_fill_w(unsigned char* smem, const TcParams& p, int tid) {
+// after_loads() runs once the first batch's loads are in flight (rung 12's RS_W_FIRST issues its x requests there,
+// so W_pw's loads are not queued behind them).
+struct WgNoHook {
+  __device__ void operator()() const {}
+};
+template <typename E, bool kSplit, int NT, typename Hook = WgNoHook>
+__device__ __forceinline__ void wg_fill_w(unsigned char* smem, const TcParams& p, int tid, Hook after_loads = {}) {
   constexpr int CP = kMaxCin, kTotal = kRows * CP / 4;  // float4s of the padded W_pw
   constexpr uint32_t w_bytes = kRows * kMaxCin * sizeof(E);
   constexpr int kBatch = kTotal / NT < 16 ? kTotal / NT : 16;
@@ -436,10 +441,12 @@ __device__ __forceinline__ void wg_fill_w(unsigned char* smem, const TcParams& p
         wv[r] = (m < p.C_out && k < p.C_in) ? __ldg(reinterpret_cast<const float4*>(p.w_pw + m * p.C_in + k))
                                             : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       }
+      if (base == 0) after_loads();
 #pragma unroll
       for (int r = 0; r < kBatch; ++r) put_w(base + tid + r * NT, wv[r]);
     }
   } else {  // C_in % 4 != 0 or unaligned W_pw: element loads
+    after_loads();
     for (int i = tid; i < kTotal; i += NT) {
       const int m = i / (CP / 4), k = (i % (CP / 4)) * 4;
       float e[4];
@@ -744,10 +751,10 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   return true;
 }
 
-// Host: a TMA descriptor of x, a (B, C, L) tensor of T, as 3-D (L, C, B), box (box_l, C, 1), no swizzle,
-// zeros outside.
+// Host: a TMA descriptor of x, a (B, C, L) tensor of T, as 3-D (L, C, B), box (box_l, box_c or C, 1), no
+// swizzle, zeros outside.
 template <typename T>
-CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l) {
+CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l, int box_c = 0) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
@@ -763,7 +770,7 @@ CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_
   CUtensorMap map;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(L), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * sizeof(T), static_cast<cuuint64_t>(C * L) * sizeof(T)};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_l), static_cast<cuuint32_t>(C), 1};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_l), static_cast<cuuint32_t>(box_c > 0 ? box_c : C), 1};
   const cuuint32_t elem_strides[3] = {1, 1, 1};
   const CUresult r = encode(&map, type, 3, const_cast<void*>(base), dims, strides, box, elem_strides,
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,

@@ -32,7 +32,19 @@
 #ifndef RS_X_SLOTS
 #define RS_X_SLOTS 2  // x slots per warpgroup: 2 = the next tile's x loads while this tile computes and stores
 #endif
+#ifndef RS_X_PARTS
+#define RS_X_PARTS 1  // channel parts per x tile, each its own TMA box and mbarrier: a chunk's depthwise starts once
+                      // the parts holding its channels have landed, not the whole tile
+#endif
+#ifndef RS_X_EAGER
+#define RS_X_EAGER 0  // 1: a warpgroup requests the tiles of all its x slots at the start; 0: the first, and the
+                      // others once it has landed
+#endif
+#ifndef RS_W_FIRST
+#define RS_W_FIRST 0  // 1: the first x requests leave once W_pw's loads are in flight (0: before them)
+#endif
 static_assert(RS_X_SLOTS == 1 || RS_X_SLOTS == 2, "RS_X_SLOTS: 1 or 2");
+static_assert(RS_X_PARTS == 1 || RS_X_PARTS == 2 || RS_X_PARTS == 4, "RS_X_PARTS: 1, 2 or 4");
 static_assert(RS_WARPGROUPS >= 2 && RS_WARPGROUPS <= 4, "RS_WARPGROUPS: 2 .. 4 (the second warpgroup stages b_pw)");
 static_assert(16 % RS_CHUNK == 0, "RS_CHUNK must divide the 16 k-steps");
 
@@ -71,6 +83,13 @@ struct RsLayout {
   static __host__ __device__ constexpr int xw(int span) { return (kRsM + span + 7) / 16 * 16 + 8; }
 };
 static_assert(RsLayout::off_x % 128 == 0, "TMA destinations must be 128-byte aligned");
+// Channel rows per x part (one TMA box each): C_in split in RS_X_PARTS boxes of a multiple of 4 rows (so every
+// part's smem destination is 128-byte aligned; rows past C_in are zero-filled by the TMA), and the part count.
+__host__ __device__ __forceinline__ int rs_part_rows(int C_in) {
+  const int r = (C_in + 3) / 4 * 4;
+  return RS_X_PARTS == 1 ? C_in : r < kMaxCin / RS_X_PARTS ? r : kMaxCin / RS_X_PARTS;
+}
+__host__ __device__ __forceinline__ int rs_parts(int C_in) { return (C_in + rs_part_rows(C_in) - 1) / rs_part_rows(C_in); }
 // Time steps between an x box's (16-byte aligned) first column and the tile's first tap: (-padding) mod 4.
 __host__ __device__ __forceinline__ int rs_shift(int padding) { return (4 - padding % 4) % 4; }
 
@@ -123,33 +142,42 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   float* s_dw = reinterpret_cast<float*>(smem + L::off_dw);
   float* s_bpw = reinterpret_cast<float*>(smem + L::off_bpw);
   constexpr int S = RS_X_SLOTS;
-  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // [RS_WARPGROUPS][S]: warpgroup g's x slots
-  uint64_t* landed = xbar + RS_WARPGROUPS * S;  // [RS_WARPGROUPS]: g's first tile has landed (one phase only)
+  constexpr int P = RS_X_PARTS;
+  uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // [RS_WARPGROUPS][S][P]: g's x slots' parts
+  uint64_t* landed = xbar + RS_WARPGROUPS * S * P;  // [RS_WARPGROUPS]: g's first tile has landed (one phase only)
   unsigned char* xslot = smem + p.off_x + wg * S * p.x_stage;  // the warpgroup's n-th tile: slot n % S
   const int64_t stride = static_cast<int64_t>(gridDim.x) * groups;
   int64_t tile = static_cast<int64_t>(blockIdx.x) * groups + wg;
-  const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * p.C_in * 4;  // zero-filled columns count
+  const int part_rows = rs_part_rows(p.C_in), n_parts = rs_parts(p.C_in);
+  const uint32_t part_bytes = static_cast<uint32_t>(p.XW) * part_rows * 4;  // zero-filled columns and rows count
   // A TMA box's first time step must sit on a 16-byte boundary (an unaligned innermost coordinate is an illegal
   // instruction): the box starts `shift` = (-padding) mod 4 steps before the tile's halo (0 at the headline).
   const int shift = rs_shift(p.padding);
   auto issue_x = [&](int64_t t, int n) {  // one thread of the warpgroup: tile t, its n-th -> slot n % S
     if (FUSED_ABLATE & 8) return;
-    uint64_t* bar = &xbar[wg * S + n % S];
-    mbar_expect_tx(bar, x_bytes);
-    tma_load_3d(xslot + (n % S) * p.x_stage, &xmap, bar, static_cast<int>((t % p.n_tt) * kRsM - p.padding - shift), 0,
-                static_cast<int>(t / p.n_tt));
+    for (int i = 0; i < n_parts; ++i) {
+      uint64_t* bar = &xbar[(wg * S + n % S) * P + i];
+      mbar_expect_tx(bar, part_bytes);
+      tma_load_3d(xslot + (n % S) * p.x_stage + i * part_bytes, &xmap, bar,
+                  static_cast<int>((t % p.n_tt) * kRsM - p.padding - shift), i * part_rows, static_cast<int>(t / p.n_tt));
+    }
+  };
+  auto issue_first = [&]() {  // the warpgroup's first tile (RS_X_EAGER: the first S), tile = its first
+    for (int k = 0; k < (RS_X_EAGER ? S : 1); ++k)
+      if (tile + k * stride < p.n_tiles) issue_x(tile + k * stride, k);
   };
 
   if (tid == 0) {
     for (int g = 0; g < groups; ++g) {
-      for (int s = 0; s < S; ++s) mbar_init(&xbar[g * S + s], 1);
+      for (int s = 0; s < S * P; ++s) mbar_init(&xbar[g * S * P + s], 1);
       mbar_init(&landed[g], 1);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   if (FUSED_TRACE && tid == 0) wg_mark_ends(true);
   __syncthreads();
-  if (wtid == 0 && wg < groups && wg < RS_X_AHEAD && tile < p.n_tiles) issue_x(tile, 0);  // fly while the weights stage
+  const bool first_now = wtid == 0 && wg < groups && wg < RS_X_AHEAD && tile < p.n_tiles;
+  if (!RS_W_FIRST && first_now) issue_first();  // fly while the weights stage
 
   // The depthwise table (bias, taps; one channel per thread of the first 128, loads issued together) and
   // b_pw (the next 128) are loaded before W_pw's fill and stored after it, so the round trips overlap.
@@ -165,7 +193,12 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   }
   // W_pw (tf32, swizzled K-major: wgmma's B)
   constexpr int kFillThreads = kRsThreads >= 512 ? 512 : kRsThreads >= 256 ? 256 : 128;
-  if (tid < kFillThreads) wg_fill_w<float, false, kFillThreads>(smem, p, tid);
+  if (tid < kFillThreads)
+    wg_fill_w<float, false, kFillThreads>(smem, p, tid, [&] {
+      if (RS_W_FIRST && first_now) issue_first();  // W_pw's loads are in flight
+    });
+  else if (RS_W_FIRST && first_now)
+    issue_first();
   if (tid < kMaxCin) {
 #pragma unroll
     for (int k = 0; k < kRsDwStride; k += 4)
@@ -173,11 +206,12 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   } else if (tid < kMaxCin + kRows) {
     s_bpw[tid - kMaxCin] = dw[0];
   }
-  // x rows C_in .. 127 of every slot are zero (the TMA box holds the C_in rows that exist)
-  if (p.C_in < kMaxCin)
-    for (int i = tid; i < groups * S * (kMaxCin - p.C_in) * p.XW; i += kRsThreads) {  // all groups x S slots
-      const int per = (kMaxCin - p.C_in) * p.XW, slot = i / per;
-      reinterpret_cast<float*>(smem + p.off_x + slot * p.x_stage)[p.C_in * p.XW + i % per] = 0.0f;
+  // x rows past the parts (n_parts x part_rows >= C_in; the TMA zero-fills rows C_in ..) of every slot are zero
+  const int covered = n_parts * part_rows;
+  if (covered < kMaxCin)
+    for (int i = tid; i < groups * S * (kMaxCin - covered) * p.XW; i += kRsThreads) {  // all groups x S slots
+      const int per = (kMaxCin - covered) * p.XW, slot = i / per;
+      reinterpret_cast<float*>(smem + p.off_x + slot * p.x_stage)[covered * p.XW + i % per] = 0.0f;
     }
   fence_proxy_async();  // W_pw -> visible to wgmma
   __syncthreads();
@@ -185,7 +219,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   if (wg >= groups) return;
   if (wtid == 0 && wg >= RS_X_AHEAD && tile < p.n_tiles) {  // the chain of first tiles (see RS_X_AHEAD)
     if (!(FUSED_ABLATE & 8)) mbar_wait(&landed[wg - RS_X_AHEAD], 0);  // (a lower warpgroup of the block: it has a tile)
-    issue_x(tile, 0);
+    issue_first();
   }
 
   const int warp = wtid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
@@ -204,12 +238,21 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
       const float2 bb = *reinterpret_cast<const float2*>(s_bpw + 8 * j + 2 * t4);
       d[4 * j] = bb.x; d[4 * j + 1] = bb.y; d[4 * j + 2] = bb.x; d[4 * j + 3] = bb.y;
     }
-    if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[wg * S + n % S], (n / S) & 1);
-    if (n == 0 && wtid == 0) {
-      mbar_arrive(&landed[wg]);  // the next warpgroup of the chain may request its first tile
-      for (int k = 1; k < S; ++k)  // and this one its next S - 1 (once the first is in: it is not delayed)
-        if (tile + k * stride < p.n_tiles) issue_x(tile + k * stride, k);
-    }
+    int waited = 0;  // parts of this tile waited for
+    uint64_t* tile_bars = &xbar[(wg * S + n % S) * P];
+    auto wait_parts = [&](int ch) {  // the parts holding channels < ch (those of the chunks so far)
+      const int last = min((ch - 1) / part_rows, n_parts - 1);
+      for (; waited <= last; ++waited) {
+        if (!(FUSED_ABLATE & 8)) mbar_wait(&tile_bars[waited], (n / S) & 1);
+        if (waited == n_parts - 1 && n == 0 && wtid == 0) {
+          mbar_arrive(&landed[wg]);  // the next warpgroup of the chain may request its first tile
+          if (!RS_X_EAGER)  // and this one its next S - 1 (once the first is in: it is not delayed)
+            for (int k = 1; k < S; ++k)
+              if (tile + k * stride < p.n_tiles) issue_x(tile + k * stride, k);
+        }
+      }
+    };
+    wait_parts(8 * RS_CHUNK);
     const float* x_lane = x_lane0 + (n % S) * (p.x_stage / 4);
     const int tr = wg + RS_WARPGROUPS * n;  // trace: warpgroup wg's n-th tile
     if (tracer) wg_mark_tile(tr, kTrXLanded);
@@ -217,6 +260,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
 #pragma unroll
     for (int q = 0; q < kChunks; ++q) {
       if (q >= 2) wg_wait<1>();  // the MMA of chunk q - 2 has read a[q % 2]
+      if (q >= 1) wait_parts(8 * RS_CHUNK * (q + 1));
 #pragma unroll
       for (int s = 0; s < RS_CHUNK; ++s) {
         const int ks = q * RS_CHUNK + s;  // channels 8 ks + t4 and 8 ks + t4 + 4
@@ -287,12 +331,13 @@ inline bool rs_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   p.C_in_pad = kMaxCin;
   p.off_x = RsLayout::off_x;
   p.x_stage = static_cast<uint32_t>(kMaxCin * p.XW * 4);  // a multiple of 128 bytes (XW % 8 == 0)
-  const int64_t room = limit - 1024 - RsLayout::off_x - RS_WARPGROUPS * (RS_X_SLOTS + 1) * 8;
+  const int mbar_bytes = RS_WARPGROUPS * (RS_X_SLOTS * RS_X_PARTS + 1) * 8;
+  const int64_t room = limit - 1024 - RsLayout::off_x - mbar_bytes;
   const int64_t fit = room / (static_cast<int64_t>(p.x_stage) * RS_X_SLOTS);
   if (fit < 1 || p.XW > 256) return false;
   p.groups = static_cast<int>(fit < RS_WARPGROUPS ? fit : RS_WARPGROUPS);
   p.off_mbar = p.off_x + p.groups * RS_X_SLOTS * p.x_stage;
-  smem = static_cast<size_t>(p.off_mbar) + RS_WARPGROUPS * (RS_X_SLOTS + 1) * 8 + 1024;
+  smem = static_cast<size_t>(p.off_mbar) + mbar_bytes + 1024;
   return true;
 }
 
@@ -314,7 +359,7 @@ inline const char* rs_refusal(const FusedArgs& a) {
 // time otherwise.
 template <int D, int KC>
 void rs_launch_dk(const FusedArgs& a, const TcParams& p, size_t smem, void* stream) {
-  const CUtensorMap xmap = wg_x_map<float>(a.x, a.B, a.C_in, a.T, p.XW);
+  const CUtensorMap xmap = wg_x_map<float>(a.x, a.B, a.C_in, a.T, p.XW, rs_part_rows(a.C_in));
   tc_launch_persistent(wg_rs_kernel<D, KC>, kRsThreads, smem, a, p, stream, xmap);
 }
 template <int D>
