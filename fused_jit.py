@@ -798,16 +798,18 @@ SWEEP_CHECK_SHAPES = [HEADLINE, dict(B=3, C_in=64, C_out=64, T=1037, K=5, dilati
 def sweep(variant: str, grid: dict, shape: dict | None = None, reps: int = 100, jobs: int | None = None,
           log: bool = True, save_best: bool = True, dtype: str = "float32") -> pd.DataFrame:
     """Build every configuration of a variant's compile-time parameters (the product of `grid`, e.g.
-    {"TILE_T": [32, 64], "WARPS_N": [2, 4]}) in parallel processes, check each on a few awkward shapes,
-    time those that pass, log them (kind 'sweep') and, with save_best, record the fastest in
-    results/tuned.json so `load(variant)` uses it by default on this GPU. A configuration that does not
+    {"TILE_T": [32, 64], "WARPS_N": [2, 4]}), each set over the variant's tuned parameters, in parallel
+    processes, check each on a few awkward shapes, time those that pass, log them (kind 'sweep') and, with
+    save_best, record the fastest (tuned parameters included) in results/tuned.json so `load(variant)` uses
+    it by default on this GPU. A configuration that does not
     compile or fails its check is reported in the table and skipped, not fatal."""
     import itertools
     from concurrent.futures import ProcessPoolExecutor
     import multiprocessing as mp
     from tqdm.auto import tqdm
     shape = dict(shape or HEADLINE)
-    configs = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
+    base = tuned_defines(variant)  # parameters the grid leaves alone keep their tuned values
+    configs = [{**base, **dict(zip(grid, vals))} for vals in itertools.product(*grid.values())]
     jobs = jobs or max(1, min(len(configs), (os.cpu_count() or 2) // 2))
     with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as ex:
         futures = [ex.submit(_build_quietly, variant, d) for d in configs]
@@ -815,7 +817,7 @@ def sweep(variant: str, grid: dict, shape: dict | None = None, reps: int = 100, 
     rows = []
     bw = copy_bandwidth() if torch.cuda.is_available() else None  # the roof, measured once for the sweep
     for d, err in zip(tqdm(configs, desc=f"checking + timing {variant}", leave=False), built):
-        row = {"variant": variant, "defines": _defines_str(d), **d}
+        row = {"variant": variant, "defines": _defines_str(d), **{k: d[k] for k in grid}}
         if err:
             rows.append({**row, "status": "build failed: " + err})
             continue

@@ -43,6 +43,9 @@
 #define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
                       // (rung 09 21.12 vs 21.41 us in one sweep, h200_session_24d)
 #endif
+#ifndef WG_W_FIRST
+#define WG_W_FIRST 0  // 1 (serial kernel): the first x requests leave once W_pw's loads are in flight (0: before them)
+#endif
 #ifndef WG_TMA_LATE
 #define WG_TMA_LATE 0  // 1 (serial kernel): thread 0 issues the next x load after its warpgroup's wgmmas, not before:
                        // no gain in a same-run sweep (rung 09 21.12-21.15 vs 20.96-20.99 us, rung 11 19.79 vs
@@ -536,9 +539,14 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   int64_t tile = blockIdx.x;  // grid <= n_tiles: every block has a first tile
   const bool tracer = FUSED_TRACE && tid == 0;
   if (tracer) wg_mark_ends(true);
-  if (tid == 0)
-    for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, tile + n * stride);
-  wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
+  auto first_x = [&] {
+    if (tid == 0)
+      for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, tile + n * stride);
+  };
+  if (!WG_W_FIRST) first_x();
+  wg_fill_w<E, kSplit, kThreads>(smem, p, tid, [&] {
+    if (WG_W_FIRST) first_x();
+  });
   if (tracer) wg_mark(kTrWFill);
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);

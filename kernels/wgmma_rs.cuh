@@ -33,7 +33,7 @@
 #define RS_X_SLOTS 2  // x slots per warpgroup: 2 = the next tile's x loads while this tile computes and stores
 #endif
 #ifndef RS_X_PARTS
-#define RS_X_PARTS 1  // channel parts per x tile, each its own TMA box and mbarrier: a chunk's depthwise starts once
+#define RS_X_PARTS 2  // channel parts per x tile, each its own TMA box and mbarrier: a chunk's depthwise starts once
                       // the parts holding its channels have landed, not the whole tile
 #endif
 #ifndef RS_X_EAGER
@@ -41,7 +41,7 @@
                       // others once it has landed
 #endif
 #ifndef RS_W_FIRST
-#define RS_W_FIRST 0  // 1: the first x requests leave once W_pw's loads are in flight (0: before them)
+#define RS_W_FIRST 1  // 1: the first x requests leave once W_pw's loads are in flight (0: before them)
 #endif
 static_assert(RS_X_SLOTS == 1 || RS_X_SLOTS == 2, "RS_X_SLOTS: 1 or 2");
 static_assert(RS_X_PARTS == 1 || RS_X_PARTS == 2 || RS_X_PARTS == 4, "RS_X_PARTS: 1, 2 or 4");
