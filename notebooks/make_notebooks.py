@@ -1129,13 +1129,13 @@ written back during the timed call). Rung 9's header lists what was tried (TMA s
 what would close the gap next.
 
 Rung 12 removes the act round trip through shared memory and the per-tile block barriers, and issues fewer
-instructions per output, yet it is not faster than rung 9 at this shape. In this run it was built as first
-tuned (4 warpgroups of one x slot each: one tile per warpgroup at this shape, so every load came first and
-every store last): 21.8 us against rung 9's 20.9 (the two rows above). Tuned after this run (2 warpgroups with
-two x slots each, so the next tile loads under this one's compute and stores) it ties rung 9: 20.9 against
-20.8 us in one bench (results/logs/h200_session_25g_rs_bench_ab_trace.log). Its header has the per-warpgroup
-timeline: 6-7 us pass before any compute (W_pw and the first x tiles), and the depthwise + MMA of a tile take
-~3 us with both warpgroups busy.
+instructions per output. That alone bought nothing (a tie with rung 9, session 25): what bounded both was the
+start, 6-7 us before any compute, with W_pw's fill queued behind every SM's x requests. Rung 12 as tuned now
+(results/tuned.json) lets W_pw's loads leave first and asks for each x tile in two channel halves, so a
+warpgroup starts on the first half while the second lands: in the bench of session 26 it took 19.9 us against
+rung 9's 20.9 (results/logs/h200_session_26c_w_first_check_bench_trace.log); the table above is this
+notebook's own run. Its header has the per-warpgroup timeline and what is left: the depthwise + MMA of a tile
+still take ~3 us with both warpgroups busy, and the second tiles land only after the first ones' stores.
 '''),
 ])
 
