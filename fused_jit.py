@@ -603,12 +603,16 @@ class _Timer:
     then a ~100 us spin kernel queued, so the GPU is still busy while the host enqueues the call: the
     events then time the call's GPU work, not the host's launch overhead. (On the H200, eager PyTorch
     spends 63-105 us of host time per call, longer than the flush; without the spin its event time
-    absorbed part of that: results/logs/h200_session_2_diagnose.txt and h200_session_3.log.)"""
+    absorbed part of that: results/logs/h200_session_2_diagnose.txt and h200_session_3.log.)
+    flush="read" (a diagnostic, not bench's timer: scripts/flush_kinds.py) flushes by reading the buffer
+    instead, so the L2 holds clean lines and the timed call pays no write-backs for the lines it allocates."""
 
     SPIN_CYCLES = 200_000  # ~100 us at 1.98 GHz
 
-    def __init__(self, device: str, spin_cycles: int = SPIN_CYCLES):
-        self.device, self.spin_cycles = device, spin_cycles
+    def __init__(self, device: str, spin_cycles: int = SPIN_CYCLES, flush: str = "write"):
+        if flush not in ("write", "read"):
+            raise ValueError(f"flush must be 'write' or 'read', got {flush!r}")
+        self.device, self.spin_cycles, self.flush_kind = device, spin_cycles, flush
         self.flush_buf = torch.empty(256 * 2**20 // 4, dtype=torch.float32, device=device) if device == "cuda" \
             else None
 
@@ -647,7 +651,10 @@ class _Timer:
             for fn, (s, e) in zip(fns, row):
                 if prime:
                     fn()
-                self.flush_buf.zero_()
+                if self.flush_kind == "write":
+                    self.flush_buf.zero_()
+                else:
+                    self.flush_buf.sum()  # reads 256 MB: the dirty lines are written back here, before the call
                 if self.spin_cycles:
                     torch.cuda._sleep(self.spin_cycles)
                 s.record()

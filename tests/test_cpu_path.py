@@ -69,6 +69,14 @@ def test_interleaved_timing_primes_each_call_only_when_asked():
     assert calls["a"] == 2 + 5
 
 
+def test_timer_flush_kind_is_write_or_read():
+    """bench's flush writes the buffer; scripts/flush_kinds.py also times with a reading flush. Anything else is an
+    error naming the two."""
+    assert fj._Timer("cpu", flush="read").time(lambda: None, reps=3, warmup=1).shape == (3,)
+    with pytest.raises(ValueError, match="'write' or 'read'"):
+        fj._Timer("cpu", flush="clean")
+
+
 def test_ab_variant_spec_carries_parameters():
     assert fj._variant_spec("cpu") == ("cpu", None)
     name, defs = fj._variant_spec("wgmma_tf32:WG_WS=1,TILE_T=32")
