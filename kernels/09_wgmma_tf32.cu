@@ -61,7 +61,8 @@
 //      21.6-22.4 us), 4 x slots at TILE_T=32 (23.6-26.6), x tiles prefetched into L2 1-3 tiles ahead
 //      (WG_L2_PREFETCH: 21.4-22.2), the next x load issued after thread 0's wgmmas (WG_TMA_LATE: 21.12-21.15
 //      vs 20.96-20.99 alternating in one sweep, 24j; `ab` had said 0.937, 24h: an artefact of ab's unprimed
-//      calls, found in session 25, NOTES).
+//      calls, found in session 25, NOTES), W_pw's loads before the first x request (WG_W_FIRST, rung 12's
+//      gain: 21.30 / 21.39 vs 20.86 / 21.07 alternating in one sweep, 26c).
 // Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; h200_session_24c/d,
 //   drawn in results/traces/trace_wgmma_tf32_06f96e4.png) says where a block's ~19 us go. The first x
 //   tile lands 4.7 us after the block starts (3.5 us with WG_X_FIRST): every SM asks for its tiles at once

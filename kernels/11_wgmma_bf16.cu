@@ -27,7 +27,8 @@
 //   (WG_SILU_TANH=1) 19.9-20.1 us at TILE_T=128 (20.7 without it in 24a's sweep) and the first tile's load
 //   alone (WG_X_FIRST=1) 19.8; warp-specialized (WG_WS=1) 19.8-20.1, 4 x slots 19.8-20.4, L2 prefetch
 //   20.0-20.2, the next x load after thread 0's wgmmas (WG_TMA_LATE) 19.79 vs 19.94 (24j): within noise,
-//   not kept. Tuned (results/tuned.json = this file's settings over wgmma.cuh's defaults): TILE_T=128 WARPGROUPS=4 WG_SILU_TANH=1
+//   not kept; W_pw's loads before the first x request (WG_W_FIRST, rung 12's gain) 20.35 / 20.30 vs 19.90 /
+//   19.90 alternating in one sweep (26c): slower, not kept. Tuned (results/tuned.json = this file's settings over wgmma.cuh's defaults): TILE_T=128 WARPGROUPS=4 WG_SILU_TANH=1
 //   WG_X_FIRST=1.
 //   ptxas (sm_90a, D = 4, 3, 2, 1, for __half and bf16 alike): 112, 112, 114, 109 registers, 0 spills;
 //   dynamic smem 173 KiB at the headline (W_pw 32 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM (both in

@@ -16,18 +16,18 @@
 //   output (18 x loads + 4 table loads + 20 FMA + 12 SiLU + 8 rounding per 4 outputs) vs ~25 in rung 09,
 //   ~4k warp instructions per tile; the MMA 16 x 64 clk per tile (~0.55 us); x (19 MB) lands over ~4.5-5 us,
 //   y leaves over ~4 us: with the warpgroups' phases overlapping, ~9-11 us + the timer's ~4.4 us -> 13-15 us.
-// Measured: 20.9 us median (p10-p90 20.4-21.7), rel. err 1.7e-4, in the same bench as rung 09's 20.8 us
-//   (eager 85.6 -> 4.09x; H200, commit 1c17acfb6d98, results/timings.csv, results/logs/
-//   h200_session_25g_rs_bench_ab_trace.log); the primed A/B against rung 09: ratio 1.000 (CI 0.997-1.003). A
-//   tie with rung 09, 2.6x the 7.9 us floor, 1.6x the same run's 13.2 us copy; the prediction missed by ~1.5x.
-//   Tuned (results/tuned.json = wgmma_rs.cuh's defaults): RS_WARPGROUPS=2 RS_X_SLOTS=2 RS_CHUNK=4 RS_X_AHEAD=2.
-//   ptxas (sm_90a, nvcc 13.0, K=5, D = 4, 3, 2, 1): 221, 212, 217, 212 registers, 0 spills; smem 219.5 KiB
+// Measured: 19.9 us median (p10-p90 19.3-20.6), rel. err 1.7e-4, in the same bench as rung 09's 20.9 us
+//   (eager 85.7 -> 4.31x; H200, commit 26f98a5db6af, results/timings.csv, results/logs/
+//   h200_session_26c_w_first_check_bench_trace.log); notebook 07's run (26d): 19.7 vs rung 09's 20.8 us. The
+//   fastest TF32 rung, ~5% ahead of rung 09; 2.5x the 7.9 us floor, 1.5x the same run's 13.2 us copy; the
+//   prediction missed by ~1.4x.
+//   Tuned (results/tuned.json = wgmma_rs.cuh's defaults): RS_WARPGROUPS=2 RS_X_SLOTS=2 RS_CHUNK=4 RS_X_AHEAD=2
+//   RS_X_PARTS=2 RS_W_FIRST=1 RS_X_EAGER=0.
+//   ptxas (sm_90a, nvcc 13.0, K=5, D = 4, 3, 2, 1): 199, 208, 207, 208 registers, 0 spills; smem 219.6 KiB
 //   at the headline (W_pw 64 + tables 10.5 + 2 x 2 x 36 KiB x slots); results/logs/wgmma_rs_ptxas.txt.
-//   Battery PASS, compute-sanitizer memcheck 0 errors and racecheck 0 hazards (h200_session_25f).
-//   Fixed after the last H200 run, by reading (not re-run there): with 2 x slots per warpgroup the rows past C_in
-//   of the second warpgroup's slots were not zeroed (x rows C_in..127 are outside the TMA box); their weights
-//   are zero, so finite leftovers gave the right answer (the battery passed), but a NaN left in smem would not.
-// How it got there (session 25; logs h200_session_25a-g; traces in results/traces/trace_wgmma_rs_tf32_*):
+//   Battery PASS with NaN-poisoned smem (26a at the session-25 config, 26d at the tuned one and at 4 parts),
+//   compute-sanitizer memcheck 0 errors and racecheck 0 hazards (26a; 26c at the tuned config).
+// How it got there (sessions 25-26; logs h200_session_25a-g, 26b-c; traces in results/traces/trace_wgmma_rs_tf32_*):
 //   v1 4 warpgroups x 1 x slot (one tile each at the headline: 528 warpgroups for 512 tiles), chunks of 2:
 //      24.8 us vs rung 09 20.8 in one bench (25a). The K=3 shapes faulted ("illegal instruction" at the TMA):
 //      a box's innermost start coordinate must be 16-byte aligned; the box now starts (-padding) mod 4 steps
@@ -41,16 +41,22 @@
 //   v3 two x slots per warpgroup (RS_X_SLOTS=2: the next tile loads while this one computes and stores), so
 //      2 warpgroups per block (255-register cap: chunks of 4 k-steps, fewer MMA waits): 20.5 us in the sweep
 //      (25f: 2 warpgroups x 1 slot 23.6-24.3; 4 x 1 slot 20.9-21.8), 20.9 in the bench vs rung 09's 20.8.
-// Why not faster: the tuned kernel's timeline (25g, results/traces/trace_wgmma_rs_tf32_1c17acf.png, one bar per
-//   warpgroup: scripts/trace_case.py --from-csv .. --warpgroups 2): W_pw is staged at
-//   6.4 us and the first x tiles land at 7.0 us (every SM asks for 2 x 36 KB + 64 KB of W_pw at once while
-//   DRAM also writes back the L2 flush's dirty lines); depthwise + MMA then take 3.0 us per tile with both
-//   warpgroups busy, y stores 1.2-1.8 us; the second tiles land at 12.0 us (all SMs load and store at once),
-//   and the block ends at ~16.6 us. So the act round trip through smem that this rung removes was not what
-//   bounded rung 09: the start (W_pw + first x: 6-7 us before any compute) and the per-tile depthwise +
-//   MMA (the 4 warps of a warpgroup meet at every wgmma.fence, and each chunk waits for the MMA of the
-//   chunk before last) are. Next: W_pw staged before the x requests (or by TMA), deeper A buffering, the
-//   run-time-K kernels unserialized (ptxas C7520), and the 16-bit I/O form (A = bf16 pairs from registers).
+//   v4 W_pw's loads first (RS_W_FIRST: the first x requests leave once they are in flight, not before them) and
+//      each x tile in two channel halves (RS_X_PARTS=2: two TMA boxes, two mbarriers; chunks 0-1 start once the
+//      first half has landed): two same-run sweeps in reversed order (26b), old config 21.66 / 21.70 us, W first
+//      20.16 / 20.11, W first + 2 parts 19.58 / 19.68, + 4 parts 20.67 / 20.45; all x slots requested at once
+//      (RS_X_EAGER) slower in every combination (+0.3 to +2 us). Primed ab against the old config: 0.894 (CI
+//      0.891-0.897, 26c). The same W_pw-first order made rungs 09 and 11 slower (26c), so they keep x first.
+// Why not faster: the traced kernel's timeline (26c, results/traces/trace_wgmma_rs_tf32_26f98a5.png; tracing
+//   slows it to ~19.5 us of block time): W_pw is staged at 3.2 us (6.4 in session 25), the first x half lands
+//   at 4.9-5.1 us (7.0), but the first tile's depthwise + MMA then runs to 10.6 us, its y stores take ~3 us, and
+//   the second tiles (requested once the first tile's last half is in) land only at 14.3 us, behind every SM's
+//   y stores. Per SM there are ~4 tiles of 64 steps, so there is little to pipeline, and the phases of the
+//   SMs line up. The L2 flush's dirty lines are not the bound: after a flush that reads instead of writes
+//   (scripts/flush_kinds.py, 26e) the copy drops from 13.3 to 11.6 us, but this kernel takes 21.7 us, not
+//   19.8 (rung 09 21.3 vs 20.8), for reasons not found. Next: the second tiles requested earlier without
+//   delaying the first (RS_X_EAGER asks too early), y stores that leave per chunk of channels instead of at the
+//   end of the tile, the run-time-K kernels unserialized (ptxas C7520), the 16-bit I/O form (A = bf16 pairs).
 // Shape limits (fused_unsupported): an sm_90 GPU; fp32 x with T % 4 == 0 and 16-byte alignment (TMA),
 //   dilation <= 4 and (K-1)*dilation <= 16; C_in <= 128, C_out <= 128. Where span + (-padding mod 4) > 8
 //   (88-float x rows) only one warpgroup's two slots fit, so 1 of the 2 warpgroups works (slower, correct).

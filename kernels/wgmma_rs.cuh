@@ -5,12 +5,12 @@
 // stores, no proxy fence, no block barrier per tile. W_pw^T is the B operand, read from smem (N = C_out
 // padded to 128, K-major = W_pw's own row-major layout, 128-byte swizzle; wgmma.cuh's wg_fill_w).
 // Every warpgroup is an independent pipeline over its own 64-step time tiles (M = 64), with its own x
-// slots (RS_X_SLOTS; one TMA box each, zeros outside the tensor) and mbarriers; the warpgroups of an SM
-// overlap each other's loads, depthwise, MMA and stores as the schedulers see fit (rungs 09-11 run those
-// phases in lock-step). Per tile and warpgroup: wait x; for each chunk of RS_CHUNK k-steps (8 channels
-// each): depthwise into A registers, wgmma.fence, issue, commit (A double-buffered: chunk q+1 is computed
-// while the MMA of chunk q runs); warpgroup barrier, TMA tile n + RS_X_SLOTS into the slot just read; wait
-// the MMA; store y. The defaults below are the tuned configuration (results/tuned.json).
+// slots (RS_X_SLOTS; RS_X_PARTS TMA boxes of channel rows each, zeros outside the tensor) and mbarriers; the
+// warpgroups of an SM overlap each other's loads, depthwise, MMA and stores as the schedulers see fit (rungs
+// 09-11 run those phases in lock-step). Per tile and warpgroup: for each chunk of RS_CHUNK k-steps (8
+// channels each): wait for the x parts holding its channels, depthwise into A registers, wgmma.fence,
+// issue, commit (A double-buffered: chunk q+1 is computed while the MMA of chunk q runs); warpgroup barrier,
+// TMA tile n + RS_X_SLOTS into the slot just read; wait the MMA; store y. The defaults below are the tuned configuration (results/tuned.json).
 //
 // A fragment (m64k8 tf32, CUTLASS ALayout_64x8): warp w, lane (g = lane/4, t4 = lane%4) holds
 //   a0 (row 16w+g, k t4), a1 (row 16w+g+8, k t4), a2 (row 16w+g, k t4+4), a3 (row 16w+g+8, k t4+4);
