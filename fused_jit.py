@@ -56,8 +56,9 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 # ModelNew's default: the fastest variant whose error is no worse than eager PyTorch's default (TF32),
 # and the export default: the fastest that passes KernelBench's allclose(1e-4) and builds for any GPU (the
 # exported file runs wherever KernelBench does; on Hopper `export wgmma_3xtf32` is faster, sm_90a only).
-# Chosen from results/timings.csv (H200 rows); README's table shows the numbers.
-DEFAULT_VARIANT = "wgmma_tf32"
+# Chosen from results/timings.csv (H200 rows); README's table shows the numbers. Rung 12 took over from rung 09
+# in session 26 (19.9 vs 20.9 us in one bench, 19.7 vs 20.8 in notebook 07's run).
+DEFAULT_VARIANT = "wgmma_rs_tf32"
 DEFAULT_EXPORT_VARIANT = "3xtf32_mma"
 
 

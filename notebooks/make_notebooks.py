@@ -1068,8 +1068,9 @@ else:
             print("    refuses, e.g.:", refused["status"].iloc[0] if len(refused) else "nothing")
 '''),
     ("md", '''
-`ModelNew` (default variant `fj.DEFAULT_VARIANT`) on a shape rung 9 refuses (odd T): a warning names the
-rung that ran instead, and the answer is still checked against float64.
+`ModelNew` (default variant `fj.DEFAULT_VARIANT`: rung 9 when this notebook last ran, rung 12 since session
+26) on a shape both refuse (odd T): a warning names the rung that ran instead, and the answer is still
+checked against float64.
 '''),
     ("code", '''
 import warnings
