@@ -40,6 +40,10 @@
 #define RS_X_EAGER 0  // 1: a warpgroup requests the tiles of all its x slots at the start; 0: the first, and the
                       // others once it has landed
 #endif
+#ifndef RS_X_NEXT_PART
+#define RS_X_NEXT_PART -1  // without RS_X_EAGER: a warpgroup requests its other slots' first tiles once part
+                           // RS_X_NEXT_PART of its first tile has landed (-1: the last part). Not yet timed
+#endif
 #ifndef RS_W_FIRST
 #define RS_W_FIRST 1  // 1: the first x requests leave once W_pw's loads are in flight (0: before them)
 #endif
@@ -244,9 +248,12 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
       const int last = min((ch - 1) / part_rows, n_parts - 1);
       for (; waited <= last; ++waited) {
         if (!(FUSED_ABLATE & 8)) mbar_wait(&tile_bars[waited], (n / S) & 1);
-        if (waited == n_parts - 1 && n == 0 && wtid == 0) {
-          mbar_arrive(&landed[wg]);  // the next warpgroup of the chain may request its first tile
-          if (!RS_X_EAGER)  // and this one its next S - 1 (once the first is in: it is not delayed)
+        if (n == 0 && wtid == 0) {
+          // the next warpgroup of the chain may request its first tile once this one's is in
+          if (waited == n_parts - 1) mbar_arrive(&landed[wg]);
+          // and this one its next S - 1 once part RS_X_NEXT_PART of the first is in (so they do not delay it)
+          const int next_after = RS_X_NEXT_PART < 0 ? n_parts - 1 : min(RS_X_NEXT_PART, n_parts - 1);
+          if (!RS_X_EAGER && waited == next_after)
             for (int k = 1; k < S; ++k)
               if (tile + k * stride < p.n_tiles) issue_x(tile + k * stride, k);
         }

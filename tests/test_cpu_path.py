@@ -116,8 +116,11 @@ def test_shape_sweep_and_plots_cpu(tmp_path):
     assert (tmp_path / "ladder.png").is_file()
 
 
-def test_tile_sweep_reports_a_broken_configuration_and_times_the_rest():
+def test_tile_sweep_reports_a_broken_configuration_and_times_the_rest(monkeypatch):
+    """Each configuration is the grid set over the variant's tuned parameters (here a stand-in tuned set)."""
+    monkeypatch.setattr(fj, "tuned_defines", lambda v: {"CPU_TILE_T": "32", "FUSED_TUNED_MARK": "7"})
     t = fj.sweep("cpu", {"CPU_TILE_T": ["128", "not_a_number"]}, SMALL, reps=3, jobs=2)
     assert list(t.status.iloc[:1]) == ["ok"] and t.median_us.iloc[0] > 0
+    assert t.defines.iloc[0] == "CPU_TILE_T=128;FUSED_TUNED_MARK=7" and list(t.CPU_TILE_T) == ["128", "not_a_number"]
     assert t.status.iloc[1].startswith("build failed") and "not_a_number" in t.status.iloc[1]
     assert (fj.read_results().kind == "sweep").sum() == 1
