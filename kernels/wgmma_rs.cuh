@@ -10,7 +10,8 @@
 // 09-11 run those phases in lock-step). Per tile and warpgroup: for each chunk of RS_CHUNK k-steps (8
 // channels each): wait for the x parts holding its channels, depthwise into A registers, wgmma.fence,
 // issue, commit (A double-buffered: chunk q+1 is computed while the MMA of chunk q runs); warpgroup barrier,
-// TMA tile n + RS_X_SLOTS into the slot just read; wait the MMA; store y. The defaults below are the tuned configuration (results/tuned.json).
+// TMA tile n + RS_X_SLOTS into the slot just read; wait the MMA; store y. The defaults below are the tuned
+// configuration (results/tuned.json). FUSED_TRACE's "x landed" is the first chunk's parts.
 //
 // A fragment (m64k8 tf32, CUTLASS ALayout_64x8): warp w, lane (g = lane/4, t4 = lane%4) holds
 //   a0 (row 16w+g, k t4), a1 (row 16w+g+8, k t4), a2 (row 16w+g, k t4+4), a3 (row 16w+g+8, k t4+4);
