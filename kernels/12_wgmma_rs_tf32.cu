@@ -23,7 +23,7 @@
 //   prediction missed by ~1.4x.
 //   Tuned (results/tuned.json = wgmma_rs.cuh's defaults): RS_WARPGROUPS=2 RS_X_SLOTS=2 RS_CHUNK=4 RS_X_AHEAD=2
 //   RS_X_PARTS=2 RS_W_FIRST=1 RS_X_EAGER=0.
-//   ptxas (sm_90a, nvcc 13.0, K=5, D = 4, 3, 2, 1): 199, 208, 207, 208 registers, 0 spills; smem 219.6 KiB
+//   ptxas (sm_90a, nvcc 13.0, K=5, D = 4, 3, 2, 1): 199, 208, 206, 208 registers, 0 spills; smem 219.6 KiB
 //   at the headline (W_pw 64 + tables 10.5 + 2 x 2 x 36 KiB x slots); results/logs/wgmma_rs_ptxas.txt.
 //   Battery PASS with NaN-poisoned smem (26a at the session-25 config, 26d at the tuned one and at 4 parts),
 //   compute-sanitizer memcheck 0 errors and racecheck 0 hazards (26a; 26c at the tuned config).

@@ -89,12 +89,11 @@ struct RsLayout {
 };
 static_assert(RsLayout::off_x % 128 == 0, "TMA destinations must be 128-byte aligned");
 // Channel rows per x part (one TMA box each): C_in split in RS_X_PARTS boxes of a multiple of 4 rows (so every
-// part's smem destination is 128-byte aligned; rows past C_in are zero-filled by the TMA), and the part count.
+// part's smem destination is 128-byte aligned; rows past C_in are zero-filled by the TMA).
 __host__ __device__ __forceinline__ int rs_part_rows(int C_in) {
   const int r = (C_in + 3) / 4 * 4;
   return RS_X_PARTS == 1 ? C_in : r < kMaxCin / RS_X_PARTS ? r : kMaxCin / RS_X_PARTS;
 }
-__host__ __device__ __forceinline__ int rs_parts(int C_in) { return (C_in + rs_part_rows(C_in) - 1) / rs_part_rows(C_in); }
 // Time steps between an x box's (16-byte aligned) first column and the tile's first tap: (-padding) mod 4.
 __host__ __device__ __forceinline__ int rs_shift(int padding) { return (4 - padding % 4) % 4; }
 
@@ -153,7 +152,9 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   unsigned char* xslot = smem + p.off_x + wg * S * p.x_stage;  // the warpgroup's n-th tile: slot n % S
   const int64_t stride = static_cast<int64_t>(gridDim.x) * groups;
   int64_t tile = static_cast<int64_t>(blockIdx.x) * groups + wg;
-  const int part_rows = rs_part_rows(p.C_in), n_parts = rs_parts(p.C_in);
+  const int part_rows = rs_part_rows(p.C_in), n_parts = (p.C_in + part_rows - 1) / part_rows;
+  // the first tile's part after whose landing the warpgroup requests its other slots' tiles (RS_X_NEXT_PART)
+  const int next_after = RS_X_NEXT_PART < 0 ? n_parts - 1 : min(RS_X_NEXT_PART, n_parts - 1);
   const uint32_t part_bytes = static_cast<uint32_t>(p.XW) * part_rows * 4;  // zero-filled columns and rows count
   // A TMA box's first time step must sit on a 16-byte boundary (an unaligned innermost coordinate is an illegal
   // instruction): the box starts `shift` = (-padding) mod 4 steps before the tile's halo (0 at the headline).
@@ -252,8 +253,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
         if (n == 0 && wtid == 0) {
           // the next warpgroup of the chain may request its first tile once this one's is in
           if (waited == n_parts - 1) mbar_arrive(&landed[wg]);
-          // and this one its next S - 1 once part RS_X_NEXT_PART of the first is in (so they do not delay it)
-          const int next_after = RS_X_NEXT_PART < 0 ? n_parts - 1 : min(RS_X_NEXT_PART, n_parts - 1);
+          // and this one its next S - 1 once part next_after of the first is in (so they do not delay it)
           if (!RS_X_EAGER && waited == next_after)
             for (int k = 1; k < S; ++k)
               if (tile + k * stride < p.n_tiles) issue_x(tile + k * stride, k);
