@@ -26,10 +26,8 @@
 #define WG_MIN_BLOCKS 1  // __launch_bounds__ minimum blocks per SM (2: 2 blocks/SM where smem allows, <= 128
                          // registers; rung 11 at TILE_T=64: 21.0 vs 22.0 us, below its tuned 20.6)
 #endif
-#ifndef WG_SILU_TANH
-#define WG_SILU_TANH 1  // 1: the fast SiLU as h + h tanh(h) (one MUFU op per output instead of two; not the
-                        // split's): rung 09 21.47 vs 22.14 us in one sweep, same error (h200_session_24b)
-#endif
+// The SiLU is common.cuh's FUSED_SILU knob (default: eager's formula). The tanh form measured 21.47 vs 22.14 us
+// on rung 09 in one sweep (2026-11 run, logs/h200_session_24b) but leaves eager's numbers: a knob, not a default.
 #ifndef WG_X_SLOTS
 #define WG_X_SLOTS 2  // x tiles in flight or in use at most (fewer where they do not fit in smem); 4 at
                       // TILE_T=32 measured no faster than 2 (h200_session_24b)
@@ -301,7 +299,7 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
 #pragma unroll
         for (int i = 0; i < G; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
 #pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu(acc[i]) : WG_SILU_TANH ? silu_tanh(acc[i]) : silu_fast(acc[i]);
+      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu(acc[i]) : silu_act(acc[i]);
     }
     const int tt0 = G * j - shift;
     auto put = [&](int tt, float val) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One session on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
-#   scripts/h200.sh [build] [check] [sanitize] [bench] [test] [notebooks]   (default: all but notebooks)
+#   scripts/h200.sh [build] [check] [sanitize] [bench] [test] [kernelbench] [shapes] [notebooks]
+#   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
 # New results rows go to $OUT/timings_new.csv (merged into results/timings.csv afterwards with
 # `python scripts/merge_results.py`); everything printed goes to $OUT/session.log.
 set -uo pipefail
@@ -20,7 +21,9 @@ for stage in $stages; do
   case $stage in
   build)
     log "build (parallel)"
-    for v in $VARIANTS; do python3 -c "import fused_jit, time; t = time.time(); fused_jit.load('$v'); print('built $v', round(time.time() - t, 1), 's')" & done; wait ;;
+    for v in $VARIANTS; do python3 -c "import fused_jit, time; t = time.time(); fused_jit.load('$v'); print('built $v', round(time.time() - t, 1), 's')" & done
+    python3 -c "import fused_jit; fused_jit.general_kernel(); fused_jit.smem_poisoner(); print('built general + poisoner')" &
+    wait ;;
   check)
     log "check"; timeout 400 python3 fused_jit.py check $VARIANT_ARGS || echo "CHECK FAILED" ;;
   sanitize)
@@ -42,9 +45,14 @@ for stage in $stages; do
     log "pytest -m gpu"
     timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.txt" |
       grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed" ;;
+  kernelbench)
+    log "KernelBench's own evaluation (eval_kernel_against_ref + static checker) of the exported ModelNew"
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/kbsite .kb/whl/*.whl
+    PYTHONPATH=/tmp/kbsite:.kb/stubs timeout ${KB_TIMEOUT:-500} python3 scripts/kernelbench_eval.py --kernelbench .kb/src \
+      --out "$OUT/kernelbench.csv" 2>&1 | grep -v "^\[Profiling\]\|^Trial\|Warning" ;;
   shapes)
     log "shape sweep"
-    timeout ${SHAPES_TIMEOUT:-300} python3 fused_jit.py shape-sweep ${SHAPES_ARGS:-} 2>&1 | grep -v -i "warn\|it/s\]"
+    timeout ${SHAPES_TIMEOUT:-300} python3 fused_jit.py shape-sweep ${SHAPES_ARGS:-} 2>&1 | grep -v -i "warn\|it/s\]\|return fn"
     cp results/shape_sweep.png "$OUT/" 2>/dev/null ;;
   ablate)
     for v in ${ABLATE_VARIANTS:-warp_specialized}; do

@@ -1,6 +1,7 @@
 """Run one variant on a few small, awkward shapes (for compute-sanitizer memcheck / racecheck).
 Usage: compute-sanitizer --tool memcheck python scripts/sanitize_case.py VARIANT [NAME=VALUE ...]
-(NAME=VALUE: compile-time parameters over the variant's tuned ones)"""
+(NAME=VALUE: compile-time parameters over the variant's tuned ones). VARIANT `general`: the general path's
+dw_silu kernel (kernels/dw_silu.cu) in every dtype, against eager."""
 import sys
 from pathlib import Path
 
@@ -10,6 +11,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
 
 variant = sys.argv[1]
+SHAPES = None
+if variant == fj.GENERAL:
+    worst = 0.0
+    for i, s in enumerate([dict(B=2, C_in=8, C_out=3, T=5, K=7, dilation=3, bias=True),
+                           dict(B=1, C_in=96, C_out=200, T=1031, K=4, dilation=3, bias=False),
+                           dict(B=2, C_in=300, C_out=40, T=2100, K=9, dilation=5, bias=True)]):
+        for dt in ("float32", "bfloat16", "float16"):
+            model, x = fj._make_case(s, fj.DTYPES[dt], "cuda", seed=i)
+            m = model.to(x.dtype)
+            act = fj.general_kernel().dw_silu(x, m.dw.weight, m.dw.bias, m.dw.dilation[0], m.dw.padding[0])
+            torch.cuda.synchronize()
+            worst = max(worst, fj.max_diff(act, torch.nn.functional.silu(m.dw(x))))
+    print(f"sanitize_case general: max |act - eager's act| = {worst:.3g} (bit-identical: 0)")
+    sys.exit(0 if worst == 0 else 1)
 defines = fj.defines_over_tuned(variant, sys.argv[2:])
 info = fj.variant_info(variant)
 shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   # the headline's tiles

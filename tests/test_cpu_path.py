@@ -44,12 +44,19 @@ def test_modelnew_cpu_matches_model_and_routes():
     torch.manual_seed(3)
     ref = fj.Model(16, 24, 4, dilation=3, bias=False)
     torch.manual_seed(3)
-    new = fj.ModelNew(16, 24, 4, dilation=3, bias=False, variant="naive")  # a CUDA variant: CPU input -> cpu
+    new = fj.ModelNew(16, 24, 4, dilation=3, bias=False)
     x = torch.randn(2, 16, 101)
+    assert new.route(x).name == "cpu" and new.route(x).reason == ""
     with torch.no_grad():
         torch.testing.assert_close(new(x), ref(x), rtol=1e-5, atol=1e-5)
-    with pytest.raises(ValueError, match="no cpu variant can run"):
-        new(x.to(torch.bfloat16))
+    # a CUDA variant forced on CPU input, and a dtype no CPU kernel takes: PyTorch's own ops, its numbers
+    forced = fj.ModelNew(16, 24, 4, dilation=3, bias=False, variant="naive")
+    forced.load_state_dict(ref.state_dict())
+    assert forced.route(x).name == fj.EAGER and "runs on cuda" in forced.route(x).reason
+    xb = x.to(torch.bfloat16)
+    with torch.no_grad(), pytest.warns(UserWarning, match="no fused kernel for torch.bfloat16"):
+        yb = new.to(torch.bfloat16)(xb)
+    assert yb.dtype == torch.bfloat16 and torch.equal(yb, ref.to(torch.bfloat16)(xb))
 
 
 def test_ab_cpu():
@@ -101,19 +108,33 @@ def test_cli_exit_codes(tmp_path):
     r = run("bench", "--variant", "cpu", "--reps", "3", "--B", "1", "--T", "64")
     assert r.returncode == 0 and "cpu" in r.stdout, r.stdout + r.stderr
     assert len(fj.read_results(tmp_path / "cli.csv")) == 2
-    for cmd in ("check", "bench", "ab", "export", "list", "report"):
+    r = run("bench", "--reps", "3", "--B", "1", "--T", "64")  # the README's command: every variant, each dtype
+    assert r.returncode == 0 and "cpu" in r.stdout, r.stdout + r.stderr
+    for cmd in ("check", "bench", "ab", "export", "list", "report", "shape-sweep"):
         assert run(cmd, "--help").returncode == 0
 
 
 def test_shape_sweep_and_plots_cpu(tmp_path):
-    t = fj.shape_sweep("cpu", Ts=(64, 200), Cs=(8,), Bs=(1, 2), reps=3, baselines=("eager",))
-    assert set(t.variant) == {"cpu", "eager"} and len(t) == 8 and (t.kind == "shape_sweep").all()
+    grid = [(dict(B=b, C_in=8, C_out=8, T=t, K=5, dilation=2, bias=True), "float32") for b in (1, 2) for t in (64, 200)]
+    t = fj.shape_sweep(grid, reps=3)
+    assert set(t.variant) == {"modelnew", "eager"} and len(t) == 8 and (t.kind == "shape_sweep").all()
+    assert set(t[t.variant == "modelnew"].route) == {"cpu"} and (t.speedup_vs_eager > 0).all()
     log = fj.read_results()
     assert (log.kind == "shape_sweep").sum() == 8
     fig = fj.plot_shape_sweep(log, path=tmp_path / "sweep.png")
-    assert (tmp_path / "sweep.png").stat().st_size > 0 and fig.axes[0].get_xscale() == "log"
+    assert (tmp_path / "sweep.png").stat().st_size > 0 and fig.axes[0].get_yscale() == "log"
+    assert len(fig.axes[0].collections) == 1  # one route x dtype group of points
     fj.plot_ladder(log, path=tmp_path / "ladder.png")  # no GPU rows: a labelled empty plot, no error
     assert (tmp_path / "ladder.png").is_file()
+
+
+def test_shape_grid_covers_the_contract():
+    g = fj.shape_grid()
+    assert {s["C_in"] for s, _ in g} == {32, 64, 128, 192, 256, 512, 1024}
+    assert {s["T"] for s, _ in g} >= {100, 2047, 2048, 16384} and {s["B"] for s, _ in g} == {1, 16, 64}
+    assert {s["K"] for s, _ in g} == {3, 5, 9} and {s["dilation"] for s, _ in g} == {1, 2, 4}
+    assert {dt for _, dt in g} == {"float32", "bfloat16"}
+    assert all({s["C_in"] for s, dt in g if dt == "bfloat16"} == {s["C_in"] for s, _ in g} for _ in [0])
 
 
 def test_tile_sweep_reports_a_broken_configuration_and_times_the_rest(monkeypatch):
