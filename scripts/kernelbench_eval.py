@@ -7,6 +7,7 @@ TF32 on) and with TF32 off. KernelBench itself is not part of this repository: p
 """
 import argparse
 import inspect
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -53,7 +54,7 @@ def main() -> int:
         for case in CASES:
             r = eval_kernel_against_ref(reference_source(*case), src, seed_num=42, num_correct_trials=5,
                                         num_perf_trials=a.perf_trials, measure_performance=True,
-                                        build_dir=str(work / "build"), device=0, backend="cuda",
+                                        build_dir=os.environ.get("TORCH_EXTENSIONS_DIR") or str(work / "build"), device=0, backend="cuda",
                                         precision=torch.float32)
             md = r.metadata if r else {}
             row = dict(zip(("B", "C_in", "C_out", "T", "K", "dilation"), case), cudnn_tf32=tf32,
