@@ -617,7 +617,15 @@ class ModelNew(Model):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x, args = self._inputs(x)
-        return dwsep_conv1d(x, *args, self.variant or "")
+        if torch.compiler.is_compiling() or (torch.is_grad_enabled() and (x.requires_grad or any(
+                isinstance(a, torch.Tensor) and a.requires_grad for a in args))):
+            return dwsep_conv1d(x, *args, self.variant or "")  # the operator: graph capture, autograd
+        # eager inference: the same implementation without the custom op's Python dispatch (~60 us of host time
+        # per call on the H200 host: 113 vs 54 us at B=1 C=64 T=2047, logs/*_route_overhead.log)
+        if torch.is_autocast_enabled(x.device.type):
+            with torch.autocast(x.device.type, enabled=False):
+                return _forward_impl(x, *args, self.variant or "")
+        return _forward_impl(x, *args, self.variant or "")
 
 
 # --------------------------------------------------------------------------------------------------
