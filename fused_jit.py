@@ -392,6 +392,23 @@ def general_kernel():
     return _load_built(f"fused_dw_silu_{h.hexdigest()[:16]}", arch, kwargs)
 
 
+_f32_copies: dict = {}
+
+
+def _as_float32(t):
+    """The fused kernels take float32 weights: a 16-bit model's parameter converted once and reused until the
+    parameter changes (its version counter), instead of four conversion kernels per call."""
+    if t is None or t.dtype == torch.float32:
+        return t
+    key = (t.data_ptr(), t._version, t.dtype, tuple(t.shape))
+    hit = _f32_copies.get(id(t))
+    if hit is None or hit[0] != key:
+        if len(_f32_copies) > 256:
+            _f32_copies.clear()
+        hit = _f32_copies[id(t)] = (key, t.detach().float().contiguous())
+    return hit[1]
+
+
 def eager_forward(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int) -> torch.Tensor:
     """PyTorch's own ops: exactly what Model computes."""
     v = F.conv1d(x, w_dw, b_dw, padding=padding, dilation=dilation, groups=x.shape[1])
@@ -400,13 +417,16 @@ def eager_forward(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int) -> tor
 
 def general_forward(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int) -> torch.Tensor:
     """The general path: act from the dw_silu kernel (eager's bits), then PyTorch's 1x1 conv (eager's GEMM)."""
-    return F.conv1d(general_kernel().dw_silu(x, w_dw, b_dw, dilation, padding), w_pw, b_pw)
+    act = general_kernel().dw_silu(x, _as_float32(w_dw), _as_float32(b_dw), dilation, padding)
+    return F.conv1d(act, w_pw, b_pw)
 
 
 def eager_is_faster(shape: dict, dtype: torch.dtype, route: str) -> bool:
     """Where PyTorch's own ops beat what ModelNew would otherwise run, from the shape sweep on the H200
-    (docs/results.md lists the points): there ModelNew calls PyTorch."""
-    return False
+    (docs/results.md lists the points): there ModelNew calls PyTorch. The 2026-12-01 sweep at 8dfb761: every C at
+    B=16, T=100 in bfloat16 on the general path ran 0.84-0.94x eager (0.39x once, host-bound); nothing else lost."""
+    t_out = shape["T"] + 2 * ((shape["K"] - 1) * shape["dilation"] // 2) - shape["dilation"] * (shape["K"] - 1)
+    return route == GENERAL and dtype != torch.float32 and t_out <= 128
 
 
 @dataclass(frozen=True)
@@ -460,6 +480,9 @@ def choose_route(x: torch.Tensor, args: tuple, variant: str | None = None) -> Ro
                                       "PyTorch's 1x1 conv does not round as the kernel does here")
         return Route(want, "", ext)
     if x.is_cuda:
+        shape = dict(B=B, C_in=C_in, C_out=w_pw.shape[0], T=T, K=K, dilation=dil, bias=b_pw is not None)
+        if not variant and eager_is_faster(shape, x.dtype, GENERAL):
+            return Route(EAGER, f"{reason}; PyTorch measured faster than the general path at this shape")
         return Route(GENERAL, reason)
     return Route(EAGER, reason)
 
@@ -495,23 +518,6 @@ def _route_cached(x: torch.Tensor, args: tuple, variant: str) -> Route:
             warnings.warn(f"ModelNew: {r.reason}; running the {r.name!r} route (eager's numbers; "
                           "ModelNew.route(x) tells any input's route)", stacklevel=4)
     return r
-
-
-_f32_copies: dict = {}
-
-
-def _as_float32(t):
-    """The fused kernels take float32 weights: a 16-bit model's parameter converted once and reused until the
-    parameter changes (its version counter), instead of four conversion kernels per call."""
-    if t is None or t.dtype == torch.float32:
-        return t
-    key = (t.data_ptr(), t._version, t.dtype, tuple(t.shape))
-    hit = _f32_copies.get(id(t))
-    if hit is None or hit[0] != key:
-        if len(_f32_copies) > 256:
-            _f32_copies.clear()
-        hit = _f32_copies[id(t)] = (key, t.detach().float().contiguous())
-    return hit[1]
 
 
 def _forward_impl(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int, variant: str) -> torch.Tensor:
