@@ -29,8 +29,8 @@ def main() -> int:
     base = fj.defines_over_tuned(a.variant, a.define)
     configs = [{**base, "FUSED_ABLATE": m} for m in a.masks]
     with ProcessPoolExecutor(min(len(configs), 8), mp_context=mp.get_context("spawn")) as ex:
-        errors = list(ex.map(fj._build_quietly, [a.variant] * len(configs), configs))
-    print(f"{a.variant} {fj._defines_str(base)}  headline {fj.HEADLINE}")
+        errors = list(ex.map(fj.build_quietly, [a.variant] * len(configs), configs))
+    print(f"{a.variant} {fj.defines_str(base)}  headline {fj.HEADLINE}")
     for m, d, err in zip(a.masks, configs, errors):
         if err:
             print(f"mask {m:2d} {describe(m):<40} build failed: {err[:200]}")

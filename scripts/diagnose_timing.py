@@ -12,11 +12,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
 
 names = sys.argv[1:] or ["eager"] + fj.variants("cuda")[1:]
-model, x = fj._make_case(fj.HEADLINE, torch.float32, "cuda", seed=1)
+model, x = fj.make_case(fj.HEADLINE, torch.float32, "cuda", seed=1)
 flush = torch.empty(256 * 2**20 // 4, device="cuda")
 for name in names:
-    fn = fj._callable(name, model, x)
-    res = {spin: float(np.median(fj._Timer("cuda", spin_cycles=spin).time(fn, reps=50))) for spin in (0, 200_000)}
+    fn = fj.callable_for(name, model, x)
+    res = {spin: float(np.median(fj.Timer("cuda", spin_cycles=spin).time(fn, reps=50))) for spin in (0, 200_000)}
     host = []
     for _ in range(50):  # host time to issue one call, the GPU kept busy so the queue never blocks
         flush.zero_()

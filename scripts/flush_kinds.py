@@ -24,13 +24,13 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--csv", default=None)
     a = ap.parse_args()
-    timers = {kind: fj._Timer("cuda", flush=kind) for kind in ("write", "read")}
+    timers = {kind: fj.Timer("cuda", flush=kind) for kind in ("write", "read")}
     rows = []
     for dtype, names in CALLS.items():
-        model, x = fj._make_case(fj.HEADLINE, fj.DTYPES[dtype], "cuda", seed=1)
+        model, x = fj.make_case(fj.HEADLINE, fj.DTYPES[dtype], "cuda", seed=1)
         tiny = torch.empty(1, device="cuda")
         for name in names:
-            fn = tiny.zero_ if name == "empty" else fj._callable(name, model, x)
+            fn = tiny.zero_ if name == "empty" else fj.callable_for(name, model, x)
             for kind, timer in timers.items():
                 t = timer.time(fn, reps=a.reps)
                 rows.append({"dtype": dtype, "call": name, "flush": kind, "median_us": np.median(t),

@@ -13,9 +13,9 @@ def key(row: dict) -> tuple:
 
 
 for src in sys.argv[1:]:
-    _, have = fj._read_rows(fj.RESULTS_CSV)
+    _, have = fj.read_rows(fj.RESULTS_CSV)
     seen = {key(r) for r in have}
-    _, rows = fj._read_rows(Path(src))
+    _, rows = fj.read_rows(Path(src))
     new = [r for r in rows if key(r) not in seen]
     fj.append_results(new)
     print(f"{src}: {len(new)} rows appended to {fj.RESULTS_CSV} ({len(rows) - len(new)} already there)")

@@ -7,8 +7,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
 
-model, x = fj._make_case(fj.HEADLINE, torch.float32, "cuda", seed=1)
-fn = fj._callable(sys.argv[1], model, x)
+model, x = fj.make_case(fj.HEADLINE, torch.float32, "cuda", seed=1)
+fn = fj.callable_for(sys.argv[1], model, x)
 for _ in range(3):
     fn()
 torch.cuda.synchronize()

@@ -32,14 +32,14 @@ cases = [(1, 64, 2047, "float32"), (16, 192, 100, "bfloat16"), (1, 512, 2048, "f
 if len(sys.argv) > 1:
     a = sys.argv[1:]
     cases = [(int(a[i]), int(a[i + 1]), int(a[i + 2]), a[i + 3]) for i in range(0, len(a), 4)]
-timer = fj._Timer("cuda")
+timer = fj.Timer("cuda")
 for B, C, T, dt in cases:
     shape = dict(B=B, C_in=C, C_out=C, T=T, K=5, dilation=2, bias=True)
-    model, x = fj._make_case(shape, fj.DTYPES[dt], "cuda", seed=0)
+    model, x = fj.make_case(shape, fj.DTYPES[dt], "cuda", seed=0)
     model = model.to(fj.DTYPES[dt])
     new = fj.ModelNew(C, C, 5, 2).cuda().to(fj.DTYPES[dt])
     new.load_state_dict(model.state_dict())
-    args = fj._forward_args(model)
+    args = fj.forward_args(model)
     ext = fj.general_kernel()
     act = ext.dw_silu(x, args[0], args[1], 2, 4)
     fns = {"eager": lambda: model(x), "modelnew": lambda: new(x), "op(eager)": lambda: fj.dwsep_conv1d(x, *args, "eager"),

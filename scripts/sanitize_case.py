@@ -18,7 +18,7 @@ if variant == fj.GENERAL:
                            dict(B=1, C_in=96, C_out=200, T=1031, K=4, dilation=3, bias=False),
                            dict(B=2, C_in=300, C_out=40, T=2100, K=9, dilation=5, bias=True)]):
         for dt in ("float32", "bfloat16", "float16"):
-            model, x = fj._make_case(s, fj.DTYPES[dt], "cuda", seed=i)
+            model, x = fj.make_case(s, fj.DTYPES[dt], "cuda", seed=i)
             m = model.to(x.dtype)
             act = fj.general_kernel().dw_silu(x, m.dw.weight, m.dw.bias, m.dw.dilation[0], m.dw.padding[0])
             torch.cuda.synchronize()
@@ -36,10 +36,10 @@ shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   #
 worst = 0.0
 for i, s in enumerate(shapes):
     for dt in info.dtypes:
-        model, x = fj._make_case(s, fj.DTYPES[dt], "cuda", seed=i)
-        if fj.load(variant, defines).why_unsupported(x, *fj._forward_args(model)):
+        model, x = fj.make_case(s, fj.DTYPES[dt], "cuda", seed=i)
+        if fj.load(variant, defines).why_unsupported(x, *fj.forward_args(model)):
             continue
         y = fj.run_variant(variant, model, x, defines=defines)
         worst = max(worst, fj.rel_err(y, fj.reference(model, x)) / fj.tolerance(variant, dt))
-print(f"sanitize_case {variant} {fj._defines_str(defines)}: worst error / bound = {worst:.3g}")
+print(f"sanitize_case {variant} {fj.defines_str(defines)}: worst error / bound = {worst:.3g}")
 sys.exit(0 if worst <= 1 else 1)

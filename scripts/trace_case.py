@@ -90,12 +90,12 @@ def main() -> int:
     defines = {**fj.defines_over_tuned(a.variant, a.defines), "FUSED_TRACE": "1"}
     warpgroups = int(defines.get("RS_WARPGROUPS", 0))  # rung 12: per-warpgroup records
     ext = fj.load(a.variant, defines)
-    model, x = fj._make_case(fj.HEADLINE, fj.DTYPES[a.dtype], "cuda", seed=0)
-    args = fj._forward_args(model)
+    model, x = fj.make_case(fj.HEADLINE, fj.DTYPES[a.dtype], "cuda", seed=0)
+    args = fj.forward_args(model)
     for _ in range(5):
         ext.forward(x, *args)
     ext.trace()  # clear
-    fj._Timer("cuda").time(lambda: ext.forward(x, *args), reps=1, warmup=0)  # one call, L2 flushed as in bench
+    fj.Timer("cuda").time(lambda: ext.forward(x, *args), reps=1, warmup=0)  # one call, L2 flushed as in bench
     raw = np.array(ext.trace(), dtype=np.float64).reshape(-1, SLOTS)
     raw = raw[raw[:, 0] > 0]  # blocks that ran
     us_per_cycle = (raw[:, 3] - raw[:, 2]) / 1e3 / (raw[:, 1] - raw[:, 0])
@@ -104,7 +104,7 @@ def main() -> int:
     start_us = (raw[:, 2] - raw[:, 2].min()) / 1e3
     span_us = (raw[:, 3].max() - raw[:, 2].min()) / 1e3
     dur = ev[:, 1]
-    print(f"{a.variant} {fj._defines_str(defines)} {a.dtype}  headline {fj.HEADLINE}")
+    print(f"{a.variant} {fj.defines_str(defines)} {a.dtype}  headline {fj.HEADLINE}")
     print(f"blocks {len(raw)}; first block start to last block end {span_us:.2f} us; block start offsets "
           f"median {np.median(start_us):.2f} max {start_us.max():.2f} us; block durations median {np.median(dur):.2f} "
           f"(p10 {np.percentile(dur, 10):.2f}, p90 {np.percentile(dur, 90):.2f}) us; W_pw fill done at "
@@ -122,7 +122,7 @@ def main() -> int:
             f"t{n}_{ph.replace(' ', '_')}" for n in range(TILES) for ph in PHASES]
         pd.DataFrame(ev, columns=cols).assign(start_us=start_us).to_csv(a.csv, index_label="block")
     if a.plot:
-        plot_trace(a.csv, a.plot, f"{a.variant} {fj._defines_str(defines)} {a.dtype}", warpgroups=warpgroups)
+        plot_trace(a.csv, a.plot, f"{a.variant} {fj.defines_str(defines)} {a.dtype}", warpgroups=warpgroups)
     return 0
 
 

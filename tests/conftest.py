@@ -26,6 +26,6 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(autouse=True)
 def _private_results(tmp_path, monkeypatch):
     """No test writes to the committed results/timings.csv."""
-    import fused_jit
-    monkeypatch.setattr(fused_jit, "RESULTS_CSV", tmp_path / "timings.csv")
+    import fusedkit.config
+    monkeypatch.setattr(fusedkit.config, "RESULTS_CSV", tmp_path / "timings.csv")
     monkeypatch.setenv("FUSED_RESULTS", str(tmp_path / "timings.csv"))

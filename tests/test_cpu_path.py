@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import fused_jit as fj
+import fusedkit
 
 SMALL = dict(B=2, C_in=16, C_out=24, T=203, K=5, dilation=2, bias=True)
 
@@ -25,7 +26,7 @@ def test_check_fails_a_wrong_kernel(tmp_path, monkeypatch):
     src.write_text(src.read_text().replace("std::copy(out.begin(), out.begin() + n,",
                                            "std::copy(out.begin(), out.begin() + (n > 1 ? n - 1 : n),"))
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
-    monkeypatch.setattr(fj, "KERNELS_DIR", kdir)
+    monkeypatch.setattr(fusedkit.config, "KERNELS_DIR", kdir)
     table, ok = fj.check("cpu", shapes=[SMALL], trials=1)
     assert not ok and table.status.iloc[0] == "FAIL"
 
@@ -69,29 +70,29 @@ def test_interleaved_timing_primes_each_call_only_when_asked():
     instruction caches as in bench); a single function is not primed unless asked."""
     calls = {"a": 0, "b": 0}
     fa, fb = (lambda: calls.__setitem__("a", calls["a"] + 1)), (lambda: calls.__setitem__("b", calls["b"] + 1))
-    out = fj._Timer("cpu").time_interleaved([fa, fb], reps=5, warmup=2)
+    out = fj.Timer("cpu").time_interleaved([fa, fb], reps=5, warmup=2)
     assert out.shape == (5, 2) and calls == {"a": 2 + 2 * 5, "b": 2 + 2 * 5}
     calls.update(a=0, b=0)
-    fj._Timer("cpu").time(fa, reps=5, warmup=2)
+    fj.Timer("cpu").time(fa, reps=5, warmup=2)
     assert calls["a"] == 2 + 5
 
 
 def test_timer_flush_kind_is_write_or_read():
     """bench's flush writes the buffer; scripts/flush_kinds.py also times with a reading flush. Anything else is an
     error naming the two."""
-    assert fj._Timer("cpu", flush="read").time(lambda: None, reps=3, warmup=1).shape == (3,)
+    assert fj.Timer("cpu", flush="read").time(lambda: None, reps=3, warmup=1).shape == (3,)
     with pytest.raises(ValueError, match="'write' or 'read'"):
-        fj._Timer("cpu", flush="clean")
+        fj.Timer("cpu", flush="clean")
 
 
 def test_ab_variant_spec_carries_parameters():
-    assert fj._variant_spec("cpu") == ("cpu", None)
-    name, defs = fj._variant_spec("wgmma_tf32:WG_WS=1,TILE_T=32")
+    assert fj.variant_spec("cpu") == ("cpu", None)
+    name, defs = fj.variant_spec("wgmma_tf32:WG_WS=1,TILE_T=32")
     assert name == "wgmma_tf32" and defs["WG_WS"] == "1" and defs["TILE_T"] == "32"
     with pytest.raises(ValueError, match="name:NAME=VALUE"):
-        fj._variant_spec("wgmma_tf32:WG_WS")
+        fj.variant_spec("wgmma_tf32:WG_WS")
     with pytest.raises(ValueError, match="no compile-time parameters"):
-        fj._variant_spec("eager:X=1")
+        fj.variant_spec("eager:X=1")
     with pytest.raises(ValueError, match="the same"):
         fj.ab("cpu", "cpu", SMALL, reps=2)
 
@@ -139,7 +140,7 @@ def test_shape_grid_covers_the_contract():
 
 def test_tile_sweep_reports_a_broken_configuration_and_times_the_rest(monkeypatch):
     """Each configuration is the grid set over the variant's tuned parameters (here a stand-in tuned set)."""
-    monkeypatch.setattr(fj, "tuned_defines", lambda v: {"CPU_TILE_T": "32", "FUSED_TUNED_MARK": "7"})
+    monkeypatch.setattr(fusedkit.sweeps, "tuned_defines", lambda v: {"CPU_TILE_T": "32", "FUSED_TUNED_MARK": "7"})
     t = fj.sweep("cpu", {"CPU_TILE_T": ["128", "not_a_number"]}, SMALL, reps=3, jobs=2)
     assert list(t.status.iloc[:1]) == ["ok"] and t.median_us.iloc[0] > 0
     assert t.defines.iloc[0] == "CPU_TILE_T=128;FUSED_TUNED_MARK=7" and list(t.CPU_TILE_T) == ["128", "not_a_number"]

@@ -28,7 +28,7 @@ def test_modelnew_matches_model_on_gpu(variant):
     new = fj.ModelNew(*args, variant=variant).cuda()
     x = torch.randn(3, 96, 517, device="cuda")
     # a forced variant that refuses the shape hands it to the general path, which follows the TF32 switch
-    with torch.no_grad(), fj._cudnn_tf32(fj.variant_info(variant).accuracy != "strict"):
+    with torch.no_grad(), fj.cudnn_tf32(fj.variant_info(variant).accuracy != "strict"):
         y_ref = fj.reference(ref, x)
         assert fj.rel_err(new(x), y_ref) <= fj.tolerance(variant)
 
@@ -40,7 +40,7 @@ def test_modelnew_routes_what_a_rung_cannot_run():
     model = fj.ModelNew(1024, 64, 9, dilation=4).cuda()
     x = torch.randn(1, 1024, 300, device="cuda")
     assert model.route(x).name == fj.GENERAL and model.route(x).reason.startswith(fj.DEFAULT_VARIANT)
-    fj._announced.clear()
+    fj.reset_route_cache()
     with torch.no_grad(), pytest.warns(UserWarning, match="running the 'general' route"):
         y = model(x)
     assert fj.max_diff(y, fj.eager_output(model, x)) <= 5e-5
@@ -51,9 +51,9 @@ def test_modelnew_keeps_eagers_numbers(tf32):
     """The contract: under either TF32 setting, max |ModelNew(x) - Model(x)| <= 1e-5 at the headline and <= 5e-5
     at every shape of the battery (same weights, fresh random input), and float64 rel. err in the class."""
     worst = []
-    with fj._cudnn_tf32(tf32):
+    with fj.cudnn_tf32(tf32):
         for i, shape in enumerate(fj.shape_battery()):
-            model, x = fj._make_case(shape, torch.float32, "cuda", seed=500 + i)
+            model, x = fj.make_case(shape, torch.float32, "cuda", seed=500 + i)
             new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"]).cuda()
             new.load_state_dict(model.state_dict())
             with torch.no_grad(), _quiet():
@@ -85,7 +85,7 @@ def test_modelnew_16bit_matches_eager_in_its_dtype(dt):
     (KernelBench's 16-bit tolerance, atol = rtol = 1e-2), output in x's dtype."""
     for T in (2048, 333, 257, 1001):
         shape = dict(fj.HEADLINE, T=T, B=4)
-        model, x = fj._make_case(shape, dt, "cuda", seed=T)
+        model, x = fj.make_case(shape, dt, "cuda", seed=T)
         new = fj.ModelNew(128, 128, 5, 2).cuda()
         new.load_state_dict(model.state_dict())
         new = new.to(dt)
@@ -98,7 +98,7 @@ def test_modelnew_16bit_matches_eager_in_its_dtype(dt):
 def test_modelnew_empty_noncontiguous_and_wide():
     torch.manual_seed(0)
     for c_in, c_out in ((256, 256), (512, 384), (1024, 1024), (192, 64)):
-        model, x = fj._make_case(dict(B=2, C_in=c_in, C_out=c_out, T=1000, K=5, dilation=2, bias=True),
+        model, x = fj.make_case(dict(B=2, C_in=c_in, C_out=c_out, T=1000, K=5, dilation=2, bias=True),
                                  torch.float32, "cuda", seed=c_in)
         new = fj.ModelNew(c_in, c_out, 5, 2).cuda()
         new.load_state_dict(model.state_dict())
@@ -112,7 +112,7 @@ def test_modelnew_empty_noncontiguous_and_wide():
 
 def test_modelnew_trains_with_eagers_gradients_on_gpu():
     """A residual block trains: every parameter gets eager's gradient (same backward ops) under TF32 defaults."""
-    model, x = fj._make_case(fj.HEADLINE, torch.float32, "cuda", seed=3)
+    model, x = fj.make_case(fj.HEADLINE, torch.float32, "cuda", seed=3)
     new = fj.ModelNew(128, 128, 5, 2).cuda()
     new.load_state_dict(model.state_dict())
     g = torch.randn(16, 128, 2048, device="cuda")
@@ -129,7 +129,7 @@ def test_modelnew_trains_with_eagers_gradients_on_gpu():
 def test_operator_under_compile_cuda_graphs_and_autocast():
     """torch.compile(fullgraph=True) of a model holding ModelNew, a CUDA graph capture + replay, and autocast to
     bfloat16 (eager's conv returns bfloat16 there; so does ModelNew)."""
-    model, x = fj._make_case(fj.HEADLINE, torch.float32, "cuda", seed=4)
+    model, x = fj.make_case(fj.HEADLINE, torch.float32, "cuda", seed=4)
     new = fj.ModelNew(128, 128, 5, 2).cuda()
     new.load_state_dict(model.state_dict())
     with torch.no_grad(), _quiet():
@@ -192,7 +192,7 @@ def test_smem_poison_reaches_a_kernel_that_reads_smem_it_never_wrote(tmp_path):
 def test_launcher_errors_on_gpu():
     ext = fj.load("naive")
     model = fj.Model(8, 4, 3).cuda()
-    args = fj._forward_args(model)
+    args = fj.forward_args(model)
     with pytest.raises(RuntimeError, match="runs on CUDA, but x is on cpu"):
         ext.forward(torch.randn(2, 8, 10), *args)
     with pytest.raises(RuntimeError, match="float32 input only"):
@@ -240,7 +240,7 @@ def test_exported_modelnew_follows_kernelbench_procedure(tmp_path, tf32):
     no_grad; PyTorch's defaults (cuDNN TF32 on) in the first case, TF32 off in the second; then timing."""
     path = fj.export_modelnew(None, tmp_path / "modelnew_export.py")
     mod = _import_file(path, f"modelnew_export_{tf32}")
-    with fj._cudnn_tf32(tf32):
+    with fj.cudnn_tf32(tf32):
         for B, c_in, c_out, T, K, d in KB_CASES:
             init = [c_in, c_out, K, d]
             torch.manual_seed(42)
@@ -256,6 +256,6 @@ def test_exported_modelnew_follows_kernelbench_procedure(tmp_path, tf32):
                     y, y_new = ref(x), new(x)
                     assert y.shape == y_new.shape and torch.allclose(y, y_new, atol=1e-4, rtol=1e-4), (
                         (B, c_in, c_out, T, K, d), trial, float((y - y_new).abs().max()))
-    timer = fj._Timer("cuda")
+    timer = fj.Timer("cuda")
     times = timer.time(lambda: new(x), reps=20)
     assert times.min() > 0

@@ -46,21 +46,21 @@ def test_smem_poisoner_compiles():
 
 def test_edit_rebuilds_and_header_edit_changes_the_key(kernels_copy):
     v = fj.variant_info("cpu", kernels_copy)
-    name_before = fj._build_plan(v, None)[0]
+    name_before = fj.build_plan(v, None)[0]
     m1 = fj.load("cpu", kernels_dir=kernels_copy)
     x = torch.randn(1, 4, 16)
     model = fj.Model(4, 4, 3)
-    y1 = m1.forward(x, *fj._forward_args(model))
+    y1 = m1.forward(x, *fj.forward_args(model))
     # a header the kernel includes changes the key (checked without building)
     (kernels_copy / "fused_args.h").write_text((kernels_copy / "fused_args.h").read_text() + "\n// edited\n")
-    assert fj._build_plan(v, None)[0] != name_before
+    assert fj.build_plan(v, None)[0] != name_before
     # an edit of the kernel itself rebuilds, in this same process, and the new code runs
     src = kernels_copy / "00_cpu.cpp"
     src.write_text(src.read_text().replace("std::copy(out.begin(), out.begin() + n,",
                                            "for (auto& o : out) o *= 2.0f;\n        std::copy(out.begin(), out.begin() + n,"))
     m2 = fj.load("cpu", kernels_dir=kernels_copy)
     assert m2 is not m1
-    torch.testing.assert_close(m2.forward(x, *fj._forward_args(model)), 2 * y1)
+    torch.testing.assert_close(m2.forward(x, *fj.forward_args(model)), 2 * y1)
 
 
 def test_cache_hit_in_a_new_process_is_fast():
@@ -111,7 +111,7 @@ def test_build_killed_midway_does_not_wedge_the_next_load(kernels_copy, tmp_path
 def test_launcher_errors_are_clear():
     ext = fj.load("cpu")
     model = fj.Model(8, 4, 3)
-    args = fj._forward_args(model)
+    args = fj.forward_args(model)
     with pytest.raises(RuntimeError, match="x has 6 channels but the depthwise weight has 8"):
         ext.forward(torch.randn(2, 6, 10), *args)
     with pytest.raises(RuntimeError, match=r"x must be 3-D"):

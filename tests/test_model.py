@@ -61,13 +61,13 @@ def test_rule_follows_dtype_and_the_tf32_switch(monkeypatch):
     from types import SimpleNamespace as NS
     cuda = lambda dt: NS(device=NS(type="cuda"), dtype=dt)
     monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)
-    assert fj._preferred(None, cuda(torch.float32)) == fj.DEFAULT_VARIANT
-    assert fj._preferred(None, cuda(torch.bfloat16)) == fj._preferred(None, cuda(torch.float16)) == fj.FUSED_16BIT
-    assert fj._preferred("tf32_mma", cuda(torch.float32)) == "tf32_mma"
+    assert fj.preferred_variant(None, cuda(torch.float32)) == fj.DEFAULT_VARIANT
+    assert fj.preferred_variant(None, cuda(torch.bfloat16)) == fj.preferred_variant(None, cuda(torch.float16)) == fj.FUSED_16BIT
+    assert fj.preferred_variant("tf32_mma", cuda(torch.float32)) == "tf32_mma"
     monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
-    assert fj._preferred(None, cuda(torch.float32)) == fj.FUSED_STRICT
-    assert fj._preferred(None, NS(device=NS(type="cpu"), dtype=torch.float32)) == "cpu"
-    assert fj._preferred(None, NS(device=NS(type="cpu"), dtype=torch.float64)) is None
+    assert fj.preferred_variant(None, cuda(torch.float32)) == fj.FUSED_STRICT
+    assert fj.preferred_variant(None, NS(device=NS(type="cpu"), dtype=torch.float32)) == "cpu"
+    assert fj.preferred_variant(None, NS(device=NS(type="cpu"), dtype=torch.float64)) is None
 
 
 def test_empty_batch_and_forced_routes_on_cpu():
@@ -130,9 +130,9 @@ def test_variant_arch_from_its_first_line(tmp_path):
     kdir = tmp_path / "kernels"
     shutil.copytree(fj.KERNELS_DIR, kdir)
     src = kdir / "05_tf32_mma.cu"
-    name_plain, arch_plain, _ = fj._build_plan(fj.variant_info("tf32_mma", kdir), {})
+    name_plain, arch_plain, _ = fj.build_plan(fj.variant_info("tf32_mma", kdir), {})
     src.write_text(src.read_text().replace("dtypes=float32", "dtypes=float32 arch=9.0a", 1))
-    name_a, arch_a, _ = fj._build_plan(fj.variant_info("tf32_mma", kdir), {})
+    name_a, arch_a, _ = fj.build_plan(fj.variant_info("tf32_mma", kdir), {})
     assert arch_a == "9.0a" and arch_plain != "9.0a" and name_a != name_plain
 
 

@@ -2,6 +2,7 @@
 import multiprocessing as mp
 
 import fused_jit as fj
+import fusedkit
 
 
 def _rows(n, tag):
@@ -46,7 +47,7 @@ def test_concurrent_appends_lose_nothing(tmp_path):
 
 
 def test_ladder_table_shows_the_tuned_build(tmp_path, monkeypatch):
-    gpu, head = "NVIDIA H200", {k: str(v) for k, v in fj._shape_cols(fj.HEADLINE).items()}
+    gpu, head = "NVIDIA H200", {k: str(v) for k, v in fj.shape_cols(fj.HEADLINE).items()}
     def row(ts, variant, defines, us):
         return {"timestamp": ts, "kind": "bench", "run": ts, "device_name": gpu, "variant": variant,
                 "defines": defines, **head, "dtype": "float32", "median_us": us, "floor_us": 7.9}
@@ -56,7 +57,7 @@ def test_ladder_table_shows_the_tuned_build(tmp_path, monkeypatch):
                        row("2026-01-02T00:00:00", "naive", "", 3000.0)], p)
     tuned = tmp_path / "tuned.json"
     tuned.write_text('{"NVIDIA H200": {"wgmma_tf32": {"A": "1"}}}')
-    monkeypatch.setattr(fj, "TUNED_JSON", tuned)
+    monkeypatch.setattr(fusedkit.config, "TUNED_JSON", tuned)
     t = fj.ladder_table(fj.read_results(p)).set_index("variant")
     assert t.loc["wgmma_tf32", "median_us"] == 20.0 and t.loc["wgmma_tf32", "speedup_vs_eager"] == 4.0
     assert t.loc["eager", "median_us"] == 81.0 and t.loc["naive", "median_us"] == 3000.0

@@ -1,0 +1,36 @@
+"""fusedkit: the modules behind fused_jit.py, one job each.
+
+    config     paths, the headline shape, accuracy classes, route names
+    model      the reference Model, KernelBench's inputs
+    registry   the variants (kernels/NN_name.cu|cpp) and what their first line says
+    jit        build on first use, cache across processes (load, general_kernel)
+    routing    ModelNew, its routes, the fused_jit::dwsep_conv1d operator
+    check      the shape battery, float64 reference, NaN poisoning, check
+    timing     the timer, bench, ab
+    sweeps     compile-time parameter sweeps, the shape sweep
+    results    the append-only results log
+    report     ladder table and plots, the README table
+    export     the copy-paste KernelBench file
+    cli        the command line
+    notebook   helpers the lesson notebooks share
+
+`import fused_jit as fj` gives all of the public names below.
+"""
+from .config import (ROOT, LAUNCHER, HEADLINE, TOLERANCE, DTYPES, DEFAULT_VARIANT, DEFAULT_EXPORT_VARIANT,
+                     FUSED_TF32, FUSED_STRICT, FUSED_16BIT, GENERAL, EAGER, ROUTES, BASELINES, batch_size,
+                     in_channels, out_channels, length, kernel_size, dilation)
+from .model import Model, get_inputs, get_init_inputs, forward_args, copy_model
+from .registry import Variant, variants, variant_info, tolerance
+from .jit import (KernelBuildError, cuda_home, build_root, cuda_arch, source_hash, build_plan, tuned_table,
+                  tuned_defines, defines_over_tuned, load, load_built, general_kernel)
+from .check import (shape_battery, make_case, reference, eager_output, max_diff, rel_err, smem_poisoner,
+                    run_variant, check)
+from .routing import (Route, ModelNew, choose_route, preferred_variant, probe_against_eager, eager_forward,
+                      general_forward, eager_is_faster, dwsep_conv1d, reset_route_cache)
+from .timing import (Timer, min_bytes, flops, copy_bandwidth, callable_for, cudnn_tf32, bench, defines_str,
+                     variant_spec, ab)
+from .results import environment, git_commit, shape_cols, append_results, read_rows, read_results
+from .sweeps import SWEEP_CHECK_SHAPES, build_quietly, sweep, shape_grid, shape_sweep
+from .report import ladder_table, plot_ladder, plot_shape_sweep, report
+from .export import export_modelnew
+from .cli import main

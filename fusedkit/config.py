@@ -1,0 +1,70 @@
+"""Paths, the headline shape, accuracy classes and the names every module shares."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+
+
+ROOT = Path(__file__).resolve().parents[1]  # the repository (kernels/, results/)
+
+
+KERNELS_DIR = Path(os.environ.get("FUSED_KERNELS_DIR", ROOT / "kernels"))
+
+
+RESULTS_CSV = Path(os.environ.get("FUSED_RESULTS", ROOT / "results" / "timings.csv"))
+
+
+LAUNCHER = "launcher.cpp"
+
+
+# Headline shape (KernelBench style).
+batch_size, in_channels, out_channels, length, kernel_size, dilation = 16, 128, 128, 2048, 5, 2
+
+
+HEADLINE = dict(B=batch_size, C_in=in_channels, C_out=out_channels, T=length, K=kernel_size, dilation=dilation,
+                bias=True)
+
+
+# Relative error bounds vs float64, by accuracy class (DESIGN.md).
+TOLERANCE = {"strict": 1e-6, "tf32": 5e-4, "bf16": 1e-2}
+
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+# ModelNew's fused kernel for float32 under TF32 (PyTorch's default): the fastest variant that keeps eager's
+# numbers (results/timings.csv, H200 rows; README's table). The export default: the file that keeps eager's
+# numbers under both TF32 settings and is fastest at the headline: this kernel where it runs, the general path
+# (dw_silu + PyTorch's 1x1 conv) elsewhere, on any GPU.
+DEFAULT_VARIANT = "wgmma_tf32"
+
+
+DEFAULT_EXPORT_VARIANT = "wgmma_tf32"
+
+
+TUNED_JSON = ROOT / "results" / "tuned.json"
+
+
+# ModelNew's rule (DESIGN.md's contract: eager's numbers, any shape, never slower than eager). For CUDA input:
+#   1. float32 with torch.backends.cudnn.allow_tf32 on (PyTorch's default): the TF32 fused kernel
+#      (FUSED_TF32, activations as eager computes them, both GEMM operands rounded to TF32 as cuDNN rounds);
+#      float32 with it off: the strict fused kernel (FUSED_STRICT, 3xTF32); bfloat16 / float16: FUSED_16BIT.
+#   2. Where that kernel refuses the shape (its launcher says why: C > 128, a depthwise span > 16, T % 4 != 0,
+#      another GPU, ...): the general path, GENERAL = the dw_silu kernel (kernels/dw_silu.cu: silu(dw(x)) bit
+#      for bit as eager) followed by PyTorch's own 1x1 conv, which follows the TF32 switch as eager's does.
+#   3. Where PyTorch is measured faster (eager_is_faster: the shape sweep's result) or the input is empty:
+#      EAGER, PyTorch's own ops.
+# A route other than the fused kernel is announced once per reason (a UserWarning) and `ModelNew.route(x)` says
+# which route a given input takes and why. CPU input: the CPU variant (float32), else PyTorch.
+FUSED_TF32, FUSED_STRICT, FUSED_16BIT = DEFAULT_VARIANT, "wgmma_3xtf32", "wgmma_bf16"
+
+
+GENERAL, EAGER = "general", "eager"
+
+
+ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
+
+
+BASELINES = ("eager", "eager_fp32", "compile", "clone", "modelnew")  # modelnew: ModelNew's rule, timed like eager

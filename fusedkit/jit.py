@@ -1,0 +1,257 @@
+"""The JIT: build a variant (or a helper extension) with load_inline on first use, cache it across processes.
+
+Nothing happens at import: the CUDA toolkit is looked up (through nvcc wrapper scripts) at the first build."""
+from __future__ import annotations
+
+import functools
+import contextlib
+import hashlib
+import importlib.util
+import logging
+import os
+import re
+import shutil
+import sys
+import warnings
+from pathlib import Path
+
+import torch
+from filelock import FileLock
+
+from . import config
+from .config import LAUNCHER, ROOT
+from .registry import Variant, variant_info
+
+
+class KernelBuildError(RuntimeError):
+    """A variant failed to compile; the message starts with the compiler's error lines (kernels/ file:line)."""
+
+
+_cuda_home: list = []
+
+
+def cuda_home() -> str | None:
+    """The CUDA toolkit the builds use (looked up once, at the first call)."""
+    if not _cuda_home:
+        _cuda_home.append(_find_cuda_home())
+    return _cuda_home[0]
+
+
+def _cpp_extension():
+    """torch.utils.cpp_extension, imported at the first build with CUDA_HOME set to the real toolkit (torch would
+    guess /usr/local from an nvcc wrapper script in /usr/local/bin and fail to link)."""
+    home = cuda_home()
+    if home:
+        os.environ["CUDA_HOME"] = home
+    logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)  # "No CUDA runtime is found" on CPU hosts
+    import torch.utils.cpp_extension as ext
+    if home:
+        ext.CUDA_HOME = home
+    return ext
+
+
+def _find_cuda_home() -> str | None:
+    """The real CUDA toolkit: $CUDA_HOME if valid, else nvcc's own folder (through wrapper scripts), else
+    /usr/local/cuda. torch would guess /usr/local from a wrapper script in /usr/local/bin and fail to link."""
+    def valid(p):
+        return p and (Path(p) / "bin" / "nvcc").is_file() and any(
+            (Path(p) / d).is_dir() for d in ("lib64", "targets"))
+    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        real = Path(nvcc).resolve()
+        candidates.append(str(real.parent.parent))
+        with contextlib.suppress(OSError, UnicodeDecodeError):  # a wrapper script: `exec /path/to/nvcc "$@"`
+            m = re.search(r"(/\S+)/bin/nvcc", real.read_text()[:4096])
+            if m:
+                candidates.append(m.group(1))
+    candidates += ["/usr/local/cuda"] + sorted((str(p) for p in Path("/usr/local").glob("cuda-*")), reverse=True)
+    return next((str(Path(c).resolve()) for c in candidates if valid(c)), None)
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+_loaded: dict = {}
+
+
+_failed: dict = {}
+
+
+def build_root() -> Path:
+    """Where built extensions live: $TORCH_EXTENSIONS_DIR if set, else the git-ignored .cache/ here."""
+    root = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or ROOT / ".cache" / "torch_extensions")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def cuda_arch() -> str:
+    if os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        return os.environ["TORCH_CUDA_ARCH_LIST"]
+    if torch.cuda.is_available():
+        major, minor = torch.cuda.get_device_capability()
+        return f"{major}.{minor}"
+    return "9.0"  # no GPU here (CI): build for the H200
+
+
+def _with_headers(path: Path, kdir: Path, seen: set | None = None) -> list[Path]:
+    """`path` and every local header it includes, recursively (each once)."""
+    seen = set() if seen is None else seen
+    if path in seen:
+        return []
+    seen.add(path)
+    files = [path]
+    for inc in _INCLUDE.findall(path.read_text()):
+        if (kdir / inc).is_file():
+            files += _with_headers(kdir / inc, kdir, seen)
+    return files
+
+
+def source_hash(variant: str, kernels_dir: Path | None = None) -> str:
+    """Content hash (12 hex) of a variant's kernel file and the headers it includes: logged with every result."""
+    v = variant_info(variant, kernels_dir)
+    h = hashlib.sha256()
+    for f in _with_headers(v.path, v.path.parent):
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:12]
+
+
+def build_plan(v: Variant, defines: dict | None):
+    """Extension name (content-hashed), sources and flags for one variant + compile-time defines."""
+    kdir = v.path.parent
+    preamble = f'#line 1 "<fused_jit defines for {v.name}>"\n#define FUSED_VARIANT "{v.name}"\n'
+    preamble += "#define FUSED_CUDA 1\n" if v.device == "cuda" else ""
+    preamble += "".join(f"#define {k} {val}\n" for k, val in sorted((defines or {}).items()))
+
+    def with_line(path: Path) -> str:  # compiler messages name kernels/<file>:<line>, not the build copy
+        return f'#line 1 "{path}"\n{path.read_text()}'
+
+    launcher = kdir / LAUNCHER
+    if v.device == "cuda":
+        cpp, cuda = [preamble + with_line(launcher)], [preamble + with_line(v.path)]
+    else:
+        cpp, cuda = [preamble + with_line(launcher), preamble + with_line(v.path)], None
+    cflags = ["-O3"] + (["-fopenmp"] if v.device == "cpu" else [])
+    cuda_flags = ["-O3", "-lineinfo", "-std=c++17"]
+    ldflags = ["-fopenmp"] if v.device == "cpu" else []
+    arch = (v.arch or cuda_arch()) if v.device == "cuda" else "-"
+    h = hashlib.sha256()
+    files = _with_headers(v.path, kdir) + _with_headers(launcher, kdir)
+    for part in [*(f.name.encode() + f.read_bytes() for f in files), preamble.encode(), repr(
+            (cflags, cuda_flags, ldflags, arch, torch.__version__, torch.version.cuda, sys.version_info[:2],
+             str(kdir))).encode()]:
+        h.update(part + b"\0")
+    name = f"fused_{v.name}_{h.hexdigest()[:16]}"
+    kwargs = dict(cpp_sources=cpp, cuda_sources=cuda, extra_cflags=cflags, extra_cuda_cflags=cuda_flags,
+                  extra_ldflags=ldflags, extra_include_paths=[str(kdir)], with_cuda=v.device == "cuda",
+                  no_implicit_headers=True)  # the sources include what they need; kernels stay torch-free
+    return name, arch, kwargs
+
+
+def tuned_table() -> dict:
+    """results/tuned.json: {GPU name: {variant: {parameter: value}}} ({} if absent)."""
+    import json
+    return json.loads(config.TUNED_JSON.read_text()) if config.TUNED_JSON.is_file() else {}
+
+
+def tuned_defines(variant: str) -> dict:
+    """The compile-time parameters `sweep` found best for this variant on the visible GPU ({} if none)."""
+    if not torch.cuda.is_available():
+        return {}
+    return dict(tuned_table().get(torch.cuda.get_device_name(), {}).get(variant, {}))
+
+
+def defines_over_tuned(variant: str, given) -> dict:
+    """The variant's tuned parameters with `given` set over them: a dict, or "NAME=VALUE" strings."""
+    if not isinstance(given, dict):
+        try:
+            given = dict(kv.split("=", 1) for kv in given)
+        except ValueError:
+            raise ValueError(f"bad compile-time parameters {list(given)!r}: expected NAME=VALUE") from None
+    return {**tuned_defines(variant), **given}
+
+
+def _import_built(name: str, so: Path):
+    spec = importlib.util.spec_from_file_location(name, so)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _build_error(name: str, log: str) -> KernelBuildError:
+    errors = [ln for ln in log.splitlines() if re.search(r"\berror\b|: fatal|undefined reference", ln)]
+    head = "\n".join(errors[:30]) or "(no error lines found; full log below)"
+    return KernelBuildError(f"building {name} failed:\n{head}\n\n--- full build log ---\n{log}")
+
+
+def load(variant: str, defines: dict | None = None, *, kernels_dir: Path | None = None, verbose: bool = False):
+    """Compile (first use) or load (cached) one variant; returns the extension module with
+    `forward(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, out=None)` and `why_unsupported(...)`.
+
+    The module name carries a hash of the kernel, its headers, the launcher, the defines and the flags, so
+    an edit rebuilds and an unchanged variant loads from the cache. Builds run in a private staging folder
+    under an OS file lock and are moved into place only when complete: a build killed mid-way (and the
+    lock file torch leaves behind) is cleared by the next `load`.
+    """
+    v = variant_info(variant, kernels_dir)
+    if defines is None:
+        defines = tuned_defines(variant)
+    return load_built(*build_plan(v, defines), verbose)
+
+
+def load_built(name: str, arch: str, kwargs: dict, verbose: bool = False):
+    """The extension `name`: in memory, else from the build cache, else built (staged, under a file lock)."""
+    if name in _loaded:
+        return _loaded[name]
+    if name in _failed:  # same sources, same flags: the same error (torch would not retry in-process)
+        raise _failed[name]
+    root = build_root()
+    final = root / name
+    so = final / f"{name}.so"
+    if not so.is_file():
+        with FileLock(str(root / f"{name}.lock")):  # flock: released by the OS if its holder dies
+            if not so.is_file():
+                try:
+                    _build(name, arch, kwargs, root, verbose)
+                except KernelBuildError as e:
+                    _failed[name] = e
+                    raise
+    module = _loaded[name] = _import_built(name, so)
+    return module
+
+
+def _build(name: str, arch: str, kwargs: dict, root: Path, verbose: bool):
+    staging = root / f"{name}.building"
+    shutil.rmtree(staging, ignore_errors=True)  # a killed build's leftovers, torch's stale 'lock' among them
+    staging.mkdir(parents=True)
+    old_arch = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    if arch != "-":  # CUDA builds: the visible GPU's arch (or sm_90); CPU builds never read it
+        os.environ["TORCH_CUDA_ARCH_LIST"] = arch
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _cpp_extension().load_inline(name, build_directory=str(staging), verbose=verbose, **kwargs)
+    except RuntimeError as e:
+        raise _build_error(name, str(e)) from None
+    finally:
+        if old_arch is None:
+            os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+        else:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = old_arch
+    final = root / name
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(staging, final)  # atomic: a complete build or none
+
+
+@functools.lru_cache(maxsize=None)
+def general_kernel():
+    """The extension of kernels/dw_silu.cu (built on first use): `dw_silu(x, w_dw, b_dw, dilation, padding)`
+    returns act = silu(dw(x)) in x's dtype, eager's numbers bit for bit."""
+    path = config.KERNELS_DIR / "dw_silu.cu"
+    arch = cuda_arch()
+    h = hashlib.sha256(repr((path.read_bytes(), arch, torch.__version__, torch.version.cuda)).encode())
+    kwargs = dict(cpp_sources="torch::Tensor dw_silu(torch::Tensor x, torch::Tensor w_dw, "
+                              "c10::optional<torch::Tensor> b_dw, int64_t dilation, int64_t padding);",
+                  cuda_sources=f'#line 1 "{path}"\n' + path.read_text(), functions=["dw_silu"],
+                  extra_cuda_cflags=["-O3", "-lineinfo"], with_cuda=True)
+    return load_built(f"fused_dw_silu_{h.hexdigest()[:16]}", arch, kwargs)

@@ -1,0 +1,265 @@
+"""ModelNew: Model's parameters, eager's numbers, the fastest route that keeps them; the fused op as a PyTorch
+operator (fused_jit::dwsep_conv1d) with eager's backward."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from .config import FUSED_TF32, FUSED_STRICT, FUSED_16BIT, GENERAL, EAGER, ROUTES
+from .model import Model, forward_args
+from .registry import variant_info
+from .jit import load, general_kernel
+from .check import max_diff
+
+
+_f32_copies: dict = {}
+
+
+def _as_float32(t):
+    """The fused kernels take float32 weights: a 16-bit model's parameter converted once and reused until the
+    parameter changes (its version counter), instead of four conversion kernels per call."""
+    if t is None or t.dtype == torch.float32:
+        return t
+    key = (t.data_ptr(), t._version, t.dtype, tuple(t.shape))
+    hit = _f32_copies.get(id(t))
+    if hit is None or hit[0] != key:
+        if len(_f32_copies) > 256:
+            _f32_copies.clear()
+        hit = _f32_copies[id(t)] = (key, t.detach().float().contiguous())
+    return hit[1]
+
+
+def eager_forward(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int) -> torch.Tensor:
+    """PyTorch's own ops: exactly what Model computes."""
+    v = F.conv1d(x, w_dw, b_dw, padding=padding, dilation=dilation, groups=x.shape[1])
+    return F.conv1d(F.silu(v), w_pw, b_pw)
+
+
+def general_forward(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int) -> torch.Tensor:
+    """The general path: act from the dw_silu kernel (eager's bits), then PyTorch's 1x1 conv (eager's GEMM)."""
+    act = general_kernel().dw_silu(x, _as_float32(w_dw), _as_float32(b_dw), dilation, padding)
+    return F.conv1d(act, w_pw, b_pw)
+
+
+def eager_is_faster(shape: dict, dtype: torch.dtype, route: str) -> bool:
+    """Where PyTorch's own ops beat what ModelNew would otherwise run, from the shape sweep on the H200
+    (docs/results.md lists the points): there ModelNew calls PyTorch. The 2026-12-01 sweep at 8dfb761: every C at
+    B=16, T=100 in bfloat16 on the general path ran 0.84-0.94x eager (0.39x once, host-bound); nothing else lost."""
+    t_out = shape["T"] + 2 * ((shape["K"] - 1) * shape["dilation"] // 2) - shape["dilation"] * (shape["K"] - 1)
+    return route == GENERAL and dtype != torch.float32 and t_out <= 128
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str  # a variant, GENERAL or EAGER
+    reason: str  # why this route ("" for the preferred fused kernel)
+    ext: object = None  # the loaded extension of a variant route
+
+
+def preferred_variant(variant: str | None, x: torch.Tensor) -> str | None:
+    if variant:
+        return variant
+    if x.device.type == "cpu":
+        return "cpu" if x.dtype == torch.float32 else None
+    if x.dtype == torch.float32:
+        return FUSED_TF32 if torch.backends.cudnn.allow_tf32 else FUSED_STRICT
+    return FUSED_16BIT
+
+
+def choose_route(x: torch.Tensor, args: tuple, variant: str | None = None) -> Route:
+    """The route ModelNew takes for x with weights `args` (forward_args), following the rule above."""
+    w_dw, b_dw, w_pw, b_pw, dil, pad = args
+    B, C_in, T = x.shape
+    K = w_dw.shape[-1]
+    t_out = T + 2 * pad - dil * (K - 1)
+    if variant == EAGER or x.numel() == 0 or t_out < 1 or x.device.type not in ("cpu", "cuda"):
+        return Route(EAGER, "asked for" if variant == EAGER else "" if x.numel() == 0 else
+                     "empty output or a device without kernels: PyTorch's own ops (and its errors)")
+    if variant == GENERAL:
+        return Route(GENERAL, "asked for") if x.is_cuda else Route(EAGER, "the general path runs on CUDA only")
+    want = preferred_variant(variant, x)
+    reason = "" if want else f"no fused kernel for {x.dtype} on {x.device.type}"
+    ext = None
+    if want:
+        v = variant_info(want)
+        if v.device != x.device.type:
+            reason = f"{want} runs on {v.device}, x is on {x.device.type}"
+        else:
+            ext = load(want)
+            why = ext.why_unsupported(x, *args)
+            if why:
+                reason, ext = f"{want}: {why}", None
+    if ext is not None:
+        shape = dict(B=B, C_in=C_in, C_out=w_pw.shape[0], T=T, K=K, dilation=dil, bias=b_pw is not None)
+        if not variant and eager_is_faster(shape, x.dtype, want):
+            return Route(EAGER, f"PyTorch measured faster than {want} at this shape")
+        if not variant and x.is_cuda:
+            d, bound = probe_against_eager(ext, x, args)
+            if not d <= bound:
+                return Route(GENERAL, f"{want} differs from eager by {d:.1e} at this shape (bound {bound:.1e}): "
+                                      "PyTorch's 1x1 conv does not round as the kernel does here")
+        return Route(want, "", ext)
+    if x.is_cuda:
+        shape = dict(B=B, C_in=C_in, C_out=w_pw.shape[0], T=T, K=K, dilation=dil, bias=b_pw is not None)
+        if not variant and eager_is_faster(shape, x.dtype, GENERAL):
+            return Route(EAGER, f"{reason}; PyTorch measured faster than the general path at this shape")
+        return Route(GENERAL, reason)
+    return Route(EAGER, reason)
+
+
+def probe_against_eager(ext, x: torch.Tensor, args: tuple) -> tuple[float, float]:
+    """Run the fused kernel and the general path (eager's own 1x1 conv on eager's activations) once on x and return
+    (max |difference|, bound): the bound is 1e-5 x max(1, max |y|) for float32 and 1e-2 x max(1, max |y|) for
+    16-bit (their own rounding). Why: which GEMM cuDNN runs for eager's 1x1 conv depends on the shape (on the H200
+    it runs a TF32 one at the headline but strict fp32 ones where T_out or C_in is not aligned), so whether a TF32
+    kernel reproduces eager at a shape is measured once, at the first call of that shape, as cudnn.benchmark
+    measures algorithms."""
+    with torch.no_grad():
+        y = ext.forward(x, *args)
+        y_gen = general_forward(x, *args)
+        scale = max(1.0, float(y_gen.abs().max())) if y_gen.numel() else 1.0
+        return max_diff(y, y_gen), (1e-5 if x.dtype == torch.float32 else 1e-2) * scale
+
+
+_routes: dict = {}
+
+
+def reset_route_cache():
+    """Forget every route chosen so far and every reason announced (the next call of a shape chooses again)."""
+    _routes.clear()
+    _announced.clear()
+
+
+_announced: set = set()
+
+
+def _route_cached(x: torch.Tensor, args: tuple, variant: str) -> Route:
+    w_dw, b_dw, w_pw, b_pw, dil, pad = args
+    key = (variant, x.device, tuple(x.shape), x.dtype, x.is_contiguous(), x.data_ptr() % 16, tuple(w_dw.shape),
+           tuple(w_pw.shape), b_dw is None, b_pw is None, dil, pad, torch.backends.cudnn.allow_tf32)
+    r = _routes.get(key)
+    if r is None:
+        r = _routes[key] = choose_route(x, args, variant or None)
+        announce = (r.name, r.reason.split(":")[0] + r.reason[r.reason.find(":"):][:80])
+        if not variant and r.reason and announce not in _announced and x.numel() and r.name != r.reason:
+            _announced.add(announce)
+            warnings.warn(f"ModelNew: {r.reason}; running the {r.name!r} route (eager's numbers; "
+                          "ModelNew.route(x) tells any input's route)", stacklevel=4)
+    return r
+
+
+def _forward_impl(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int, variant: str) -> torch.Tensor:
+    args = (w_dw, b_dw, w_pw, b_pw, dilation, padding)
+    r = _route_cached(x, args, variant)
+    if r.name == EAGER:
+        return eager_forward(x, *args)
+    if r.name == GENERAL:
+        return general_forward(x, *args)
+    return r.ext.forward(x, *(_as_float32(a) for a in args[:4]), dilation, padding)
+
+
+# The fused op as a PyTorch operator: torch.compile(fullgraph=True) and torch.export see one opaque node (its
+# fake implementation gives the output's shape and dtype); autograd attaches through register_autograd.
+# A Python custom op rather than TORCH_LIBRARY in the launcher: the route is chosen in Python (per shape,
+# dtype, TF32 switch), and one op serves every variant, the general path and PyTorch.
+_OP_SCHEMA = "(Tensor x, Tensor w_dw, Tensor? b_dw, Tensor w_pw, Tensor? b_pw, int dilation, int padding, " \
+             "str variant) -> Tensor"
+
+
+@torch.library.custom_op("fused_jit::dwsep_conv1d", mutates_args=(), schema=_OP_SCHEMA)
+def dwsep_conv1d(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant):
+    """y = pw(silu(dw(x))) by ModelNew's rule ("" = the rule's choice; a variant, GENERAL or EAGER to force one)."""
+    if torch.is_autocast_enabled(x.device.type):  # the caller cast the inputs; PyTorch's convs must not recast
+        with torch.autocast(x.device.type, enabled=False):
+            return _forward_impl(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant)
+    return _forward_impl(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant)
+
+
+@dwsep_conv1d.register_fake
+def _(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant):
+    t_out = x.shape[2] + 2 * padding - dilation * (w_dw.shape[-1] - 1)
+    return x.new_empty((x.shape[0], w_pw.shape[0], t_out))
+
+
+def _setup_context(ctx, inputs, output):
+    x, w_dw, b_dw, w_pw, b_pw, dilation, padding, _ = inputs
+    ctx.save_for_backward(x, w_dw, b_dw, w_pw, b_pw)
+    ctx.dilation, ctx.padding = dilation, padding
+
+
+def _backward(ctx, gy):
+    """The backward as eager's autograd computes it, from PyTorch's own ops (the fused backward is not written
+    yet): the activations recomputed from x (cheaper than storing them: x is C_in x T, act as large), then
+    convolution_backward of the 1x1 conv, silu_backward, convolution_backward of the depthwise."""
+    x, w_dw, b_dw, w_pw, b_pw = ctx.saved_tensors
+    d, p, C = ctx.dilation, ctx.padding, x.shape[1]
+    need = ctx.needs_input_grad
+    aten = torch.ops.aten
+    v = aten.convolution(x, w_dw, b_dw, [1], [p], [d], False, [0], C)
+    a = aten.silu(v)
+    need_act = need[0] or need[1] or need[2]
+    ga, gw_pw, gb_pw = aten.convolution_backward(
+        gy, a, w_pw, None if b_pw is None else [w_pw.shape[0]], [1], [0], [1], False, [0], 1,
+        [need_act, need[3], need[4] and b_pw is not None])
+    gx = gw_dw = gb_dw = None
+    if need_act:
+        gv = aten.silu_backward(ga, v)
+        gx, gw_dw, gb_dw = aten.convolution_backward(
+            gv, x, w_dw, None if b_dw is None else [C], [1], [p], [d], False, [0], C,
+            [need[0], need[1], need[2] and b_dw is not None])
+    return gx, gw_dw, gb_dw, gw_pw, gb_pw, None, None, None
+
+
+dwsep_conv1d.register_autograd(_backward, setup_context=_setup_context)
+
+
+class ModelNew(Model):
+    """Drop-in for `Model` (same `dw`/`pw` parameters and state_dict): eager's numbers, faster.
+
+    The forward follows ModelNew's rule (above): the fused kernel for the input's dtype and the TF32 switch,
+    the general path where no fused kernel runs the shape, PyTorch where PyTorch is faster; `route(x)` says
+    which. `variant` forces one route (a variant name, GENERAL or EAGER), for A/B timing. Under autocast it
+    computes in the autocast dtype, as eager's conv does. It trains: gradients are eager's (PyTorch's own
+    backward ops on recomputed activations). It is a torch.library operator (fused_jit::dwsep_conv1d), so
+    torch.compile(fullgraph=True) and torch.export take it whole.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, dilation: int = 1,
+                 bias: bool = True, variant: str | None = None):
+        super().__init__(in_channels, out_channels, kernel_size, dilation, bias)
+        if variant is not None and variant not in ROUTES:
+            variant_info(variant)  # unknown names fail here, not at the first forward
+        self.variant = variant
+
+    def _inputs(self, x: torch.Tensor):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"ModelNew.forward expects a torch.Tensor, got {type(x).__name__}")
+        if x.dim() != 3 or x.shape[1] != self.dw.in_channels:
+            raise ValueError(f"ModelNew expects x of shape (batch, {self.dw.in_channels}, time); got "
+                             f"{tuple(x.shape)}")
+        args = forward_args(self)
+        if x.is_floating_point() and torch.is_autocast_enabled(x.device.type):  # as eager's conv under autocast
+            dt = torch.get_autocast_dtype(x.device.type)
+            x = x.to(dt)
+            args = tuple(a.to(dt) if isinstance(a, torch.Tensor) else a for a in args)
+        return x, args
+
+    def route(self, x: torch.Tensor) -> Route:
+        """The route this input takes (a variant, GENERAL or EAGER) and why."""
+        x, args = self._inputs(x)
+        return choose_route(x, args, self.variant)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x, args = self._inputs(x)
+        if torch.compiler.is_compiling() or (torch.is_grad_enabled() and (x.requires_grad or any(
+                isinstance(a, torch.Tensor) and a.requires_grad for a in args))):
+            return dwsep_conv1d(x, *args, self.variant or "")  # the operator: graph capture, autograd
+        # eager inference: the same implementation without the custom op's Python dispatch (~60 us of host time
+        # per call on the H200 host: 113 vs 54 us at B=1 C=64 T=2047, logs/*_route_overhead.log)
+        if torch.is_autocast_enabled(x.device.type):
+            with torch.autocast(x.device.type, enabled=False):
+                return _forward_impl(x, *args, self.variant or "")
+        return _forward_impl(x, *args, self.variant or "")
