@@ -12,16 +12,16 @@
 //   7k clk = 3.5 us/tile; 4 tiles/SM -> ~ 13-14 us, compute bound (target <= 14 us).
 // Measured: 56.7 us median (p10-p90 56.3-57.7), rel. err 8.0e-8 (strict: better than eager TF32-off's
 //   1.2e-7), tuned WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32; eager 85.1 us in the same run (H200, commit
-//   ce07678, results/timings.csv, results/logs/h200_session_12.log; 56.7 us also at 2e0977c). ptxas at
+//   ce07678, results/timings.csv, results/logs/2026-11-29_590d9e0_run.log; 56.7 us also at 2e0977c). ptxas at
 //   that config: 128 registers, 8 B spilled.
 //   Target <= 14 us missed by 4x, for the reasons in 05's header plus 3x the MMA and split work per k-step.
 //   The target is likely out of reach with mma.sync: at A100's m16n8k8 TF32 rate (512 FMA/clk/SM; assumed,
 //   not measured on the H200) the
 //   3 x 0.54 G FMA alone take ~12 us; it needs wgmma's rate or a cheaper split (2xTF32 with an error
 //   bound, or bf16x3).
-//   memcheck + racecheck clean (results/logs/h200_session_12.log).
+//   memcheck + racecheck clean (results/logs/2026-11-29_590d9e0_run.log).
 //   On sm_90 the same split on wgmma (rung 10, wgmma_3xtf32) takes 40.4 us (same run as 56.9 us here:
-//   h200_session_23f); this rung stays the portable strict rung and the export default.
+//   2026-11-29_e76836e_sweep_check_sanitize_bench); this rung stays the portable strict rung and the export default.
 // ptxas (sm_90, defaults): 100 registers, 0 B stack, 0 spill stores/loads, 1 barrier; dynamic smem 144384 B
 //   at the headline (same layout as rung 5) -> 1 block/SM of 256 threads.
 // Shape limits: as rung 5 (x tile + act tile + one 128-row chunk of W_pw must fit in the opt-in smem;

@@ -14,9 +14,9 @@
 //   + drain (last tile's MMA + stores, ~1 us) ~ 10-12 us.
 // Measured: 39.4 us median (p10-p90 38.9-40.3) vs rung 05's 36.1 us in the same run, rel. err 1.7e-4
 //   (= eager's), tuned WARPS_M=4 WARPS_N=2 WARP_M=32 WARP_N=32 PRODUCER_WARPS=12 (640 threads; ptxas:
-//   96 registers, 28 B spilled) (H200, commit 590d9e0, results/logs/h200_session_13.log). Slower than
+//   96 registers, 28 B spilled) (H200, commit 590d9e0, results/logs/2026-11-29_aa7a6bd_run.log). Slower than
 //   rung 05, 3.3x the prediction, so not ModelNew's default.
-// How it got there (results/logs/h200_session_8 .. 13; timings in results/timings.csv, kind 'sweep'):
+// How it got there (results/logs/2026-11-29_{e1e9ad0_run,0fbaba9_ablate,126a0e7_run,e574c4a_run,590d9e0_run,aa7a6bd_run}; timings in results/timings.csv, kind 'sweep'):
 //   v1 52.3 us: named-barrier handoff, consumers staged W_pw alone. Producer count mattered most
 //     (4 producer warps 82-111 us, 8: 52-70 us): producer-bound.
 //   Stage costs from builds that leave one stage out (scripts/ablate.py, FUSED_ABLATE; us, full kernel ->
@@ -36,8 +36,8 @@
 //   Next: wgmma (a warpgroup per 64 rows, B from smem, no per-warp fragment loads), setmaxnreg to give
 //   consumers registers (producers need ~70), y staged in smem and stored with 16-byte / TMA stores.
 // Races: the named-barrier handoffs (bar.arrive + bar.sync, then bar.sync on both sides) passed every
-//   check but compute-sanitizer racecheck reported act write/read hazards (h200_session_10..12); with
-//   mbarriers racecheck and memcheck are clean (h200_session_13). The per-column depthwise fallback was
+//   check but compute-sanitizer racecheck reported act write/read hazards (2026-11-29_{126a0e7_run,e574c4a_run,590d9e0_run}); with
+//   mbarriers racecheck and memcheck are clean (2026-11-29_aa7a6bd_run). The per-column depthwise fallback was
 //   not racechecked with the mbarrier handoff, so this rung serves only shapes the windowed path takes
 //   (T % 4 == 0, dilation <= 4, span <= 16) and ModelNew routes the rest to other rungs.
 // Checked on the H200 (check battery, sweeps, sanitizers) only on shapes with T % 4 == 0 at dilation 1

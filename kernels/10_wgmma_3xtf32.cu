@@ -22,10 +22,10 @@
 //   ~28-32 us, vs rung 06's 56.7 us; the 14 us target stays out of reach until the depthwise is cheaper.
 // Measured: 37.1 us median (p10-p90 36.5-37.9), rel. err 1.2e-7 (strict; eager TF32-off 1.2e-7), 2.31x eager
 //   (85.6 us) and 1.54x rung 06 (57.0 us) in the same run (H200, commit 7ba44a3, results/timings.csv,
-//   h200_session_24f_gpu_tests_notebook07.log = notebook 07; the bench at 889b9c0, h200_session_24e: 37.1 us).
+//   2026-11-29_a0e0217_gpu_tests_notebook07.log = notebook 07; the bench at 889b9c0, 2026-11-29_7ba44a3_check_sanitize_bench_ab: 37.1 us).
 //   4.7x the floor, 1.2x the prediction's upper end; the <= 14 us target missed by 2.6x.
-//   Same-run sweep (h200_session_24a): session 23's serial build (2 warpgroups) 39.4 us, warp-specialized
-//   38.0; `ab` gave 45.2 vs 37.6 us for the two (24e), but that ab was biased (unprimed calls: the
+//   Same-run sweep (2026-11-29_4e8b9c4_ws_sweep_check): session 23's serial build (2 warpgroups) 39.4 us, warp-specialized
+//   38.0; `ab` gave 45.2 vs 37.6 us for the two (2026-11-29_7ba44a3_check_sanitize_bench_ab), but that ab was biased (unprimed calls: the
 //   instruction caches of two alternating kernels; fixed in session 25, NOTES), so the sweep is the figure. Tuned (results/tuned.json = this file's settings over wgmma.cuh's defaults): TILE_T=32
 //   WARPGROUPS=4 WG_CHAINS=2 WG_WS=1 WG_L2_PREFETCH=2 WG_X_FIRST=1.
 //   How it got there: v1 (session 23) the serial kernel with 2 warpgroups: 40.4 us (6e7a8f6; 4 warpgroups
@@ -34,8 +34,8 @@
 //   ncu of v1 (results/profiles/ncu_wgmma_3xtf32_ab9d997.txt): 8 warps per SM (199 registers), an instruction
 //   issued in 31% of cycles, stalls on fixed-latency dependencies 1.5 and instruction-cache misses 1.5 cycles
 //   per issued instruction, DRAM 8.6% of peak: too few warps to hide latency. v2 (session 24) warp
-//   specialization with 4 warpgroups (each role's registers fit under 128: 126): 38.0 us (h200_session_24a);
-//   + L2 prefetch 2 tiles ahead: 37.0 (24d; 0 / 2 tiles: 37.9 / 37.0 in one sweep); the first tile's load
+//   specialization with 4 warpgroups (each role's registers fit under 128: 126): 38.0 us (2026-11-29_4e8b9c4_ws_sweep_check);
+//   + L2 prefetch 2 tiles ahead: 37.0 (2026-11-29_6329149_prefetch_sweep_trace; 0 / 2 tiles: 37.9 / 37.0 in one sweep); the first tile's load
 //   alone: within noise (37.0 vs 37.0).
 //   ptxas (sm_90a, D = 4, 3, 2, 1): 126 registers each, 0 spills; dynamic smem 215 KiB at the headline
 //   (W_pw 2 x 64 + act 2 x 2 x 16 + one x slot 22 KiB) -> 1 block/SM of 16 warps (results/logs/
@@ -44,7 +44,7 @@
 //   output) bounds the loop as in rung 09's warp-specialized build (its header: 1.7-2.5 us per 64 columns);
 //   W_pw's small parts out of smem (a 2-CTA cluster splitting C_out, or A from registers) for two x slots;
 //   fewer instructions per depthwise output.
-//   memcheck + racecheck clean with the warp-specialized handoff (h200_session_24e).
+//   memcheck + racecheck clean with the warp-specialized handoff (2026-11-29_7ba44a3_check_sanitize_bench_ab).
 // Shape limits: as rung 09 (fused_unsupported): an sm_90 GPU, fp32 x with T % 4 == 0 and 16-byte alignment,
 //   dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other shape to
 //   the next strict rung (06, then 04).

@@ -13,27 +13,27 @@
 //   halve, the conversions add), the MMA halves (k16), the y stores halve: ~15-18 us, issue-bound like
 //   rung 09, vs rung 07's 35.6 us; the 6 us target stays out of reach for the same reason.
 // Measured: bf16 19.9 us median (p10-p90 19.3-20.7), rel. err 2.2e-3 vs float64 of the rounded inputs
-//   (H200, commit 7ba44a3, notebook 07's run, h200_session_24f_gpu_tests_notebook07.log); in the bench at
-//   889b9c0 (h200_session_24e): bf16 19.7 us, fp16 19.5 us (19.0-20.3), 1.4e-3; rung 07 in that run 35.6 /
+//   (H200, commit 7ba44a3, notebook 07's run, 2026-11-29_a0e0217_gpu_tests_notebook07.log); in the bench at
+//   889b9c0 (2026-11-29_7ba44a3_check_sanitize_bench_ab): bf16 19.7 us, fp16 19.5 us (19.0-20.3), 1.4e-3; rung 07 in that run 35.6 /
 //   35.7 us -> 1.8x. 5.0x the 3.96 us bf16 floor, 1.1x the prediction's upper end; the <= 6 us target
 //   missed by 3.3x. Halving rung 09's bytes (21.0 us in fp32) buys 1 us: like rung 09 the kernel is bound
 //   by its phases running one after another, not by DRAM. The per-block timeline (FUSED_TRACE=1,
-//   scripts/trace_case.py, h200_session_24c) shows the y stores as this rung's largest phase: 2.6-3.3 us per
+//   scripts/trace_case.py, 2026-11-29_4e8b9c4_trace) shows the y stores as this rung's largest phase: 2.6-3.3 us per
 //   128-column tile (each thread's 16 bf16x2 stores; a warp's store covers 8 rows x 16 bytes), against the
 //   depthwise's 1.7-3.3 us and the first x tile's 4.5 us.
-//   History: session 23 (6e7a8f6) 20.4 / 20.3 us; sweep (h200_session_23b, 23c): TILE_T=64 with 2 / 4
+//   History: session 23 (6e7a8f6) 20.4 / 20.3 us; sweep (2026-11-29_6b7ea7a_check_sweep, 2026-11-29_6b7ea7a_ab_regression): TILE_T=64 with 2 / 4
 //   warpgroups 21.8 / 21.1 us, TILE_T=128 with 4: 20.6; 2 blocks/SM (TILE_T=64, 2 warpgroups,
-//   WG_MIN_BLOCKS=2: 109 KiB each) 21.0 vs 22.0 with one. Session 24 (h200_session_24b, 24d): the tanh SiLU
-//   (WG_SILU_TANH=1) 19.9-20.1 us at TILE_T=128 (20.7 without it in 24a's sweep) and the first tile's load
+//   WG_MIN_BLOCKS=2: 109 KiB each) 21.0 vs 22.0 with one. Session 24 (2026-11-29_4e8b9c4_knob_sweep_ablate, 2026-11-29_6329149_prefetch_sweep_trace): the tanh SiLU
+//   (WG_SILU_TANH=1) 19.9-20.1 us at TILE_T=128 (20.7 without it in 2026-11-29_4e8b9c4_ws_sweep_check's sweep) and the first tile's load
 //   alone (WG_X_FIRST=1) 19.8; warp-specialized (WG_WS=1) 19.8-20.1, 4 x slots 19.8-20.4, L2 prefetch
-//   20.0-20.2, the next x load after thread 0's wgmmas (WG_TMA_LATE) 19.79 vs 19.94 (24j): within noise,
+//   20.0-20.2, the next x load after thread 0's wgmmas (WG_TMA_LATE) 19.79 vs 19.94 (2026-11-29_3f95ac1_tma_late_sweep): within noise,
 //   not kept; W_pw's loads before the first x request (WG_W_FIRST, rung 12's gain) 20.35 / 20.30 vs 19.90 /
-//   19.90 alternating in one sweep (26c): slower, not kept. Tuned (results/tuned.json = this file's settings over wgmma.cuh's defaults): TILE_T=128 WARPGROUPS=4 WG_SILU_TANH=1
+//   19.90 alternating in one sweep (2026-11-30_15e7803_w_first_check_bench_trace): slower, not kept. Tuned (results/tuned.json = this file's settings over wgmma.cuh's defaults): TILE_T=128 WARPGROUPS=4 WG_SILU_TANH=1
 //   WG_X_FIRST=1.
 //   ptxas (sm_90a, D = 4, 3, 2, 1, for __half and bf16 alike): 112, 112, 114, 109 registers, 0 spills;
 //   dynamic smem 173 KiB at the headline (W_pw 32 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM (both in
 //   results/logs/wgmma_ptxas_smem.txt).
-//   memcheck + racecheck clean (h200_session_24e).
+//   memcheck + racecheck clean (2026-11-29_7ba44a3_check_sanitize_bench_ab).
 // Next: stage y through the act buffer the MMA has just read and store it with TMA (whole rows instead of
 //   16-byte pieces), which the warp-specialized form can do without a block-wide barrier.
 // Shape limits (fused_unsupported): an sm_90 GPU, bfloat16 or float16 x with T % 8 == 0 and 16-byte

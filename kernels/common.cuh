@@ -604,7 +604,7 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, int parity) {
 // arrives once act[s] is built; consumers wait) and EMPTY[s] (every consumer thread arrives once its
 // MMAs have read act[s]; producers wait before building the next tile into it), so the producers run
 // up to two tiles ahead. (Named-barrier handoffs, bar.arrive/bar.sync or bar.sync on both sides, were
-// flagged by compute-sanitizer racecheck: results/logs/h200_session_10.log .. _12.log.)
+// flagged by compute-sanitizer racecheck: results/logs/2026-11-29_{126a0e7,e574c4a,590d9e0}_run.log.)
 // All of W_pw stays in smem (tc_ws_plan refuses shapes where it does not fit).
 // FUSED_ABLATE (a bit mask, timing experiments only: the output is then wrong) leaves a stage out, so
 // that time differences place the time inside the kernel (scripts/ablate.py): 1 = depthwise, 2 = MMAs,

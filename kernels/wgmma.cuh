@@ -27,19 +27,19 @@
                          // registers; rung 11 at TILE_T=64: 21.0 vs 22.0 us, below its tuned 20.6)
 #endif
 // The SiLU is common.cuh's FUSED_SILU knob (default: eager's formula). The tanh form measured 21.47 vs 22.14 us
-// on rung 09 in one sweep (2026-11 run, logs/h200_session_24b) but leaves eager's numbers: a knob, not a default.
+// on rung 09 in one sweep (2026-11 run, logs/2026-11-29_4e8b9c4_knob_sweep_ablate) but leaves eager's numbers: a knob, not a default.
 #ifndef WG_X_SLOTS
 #define WG_X_SLOTS 2  // x tiles in flight or in use at most (fewer where they do not fit in smem); 4 at
-                      // TILE_T=32 measured no faster than 2 (h200_session_24b)
+                      // TILE_T=32 measured no faster than 2 (2026-11-29_4e8b9c4_knob_sweep_ablate)
 #endif
 #ifndef WG_L2_PREFETCH
 #define WG_L2_PREFETCH 0  // > 0: x tiles are also prefetched into L2 (TMA prefetch) this many tiles ahead of their
                           // load into smem, so the load finds them there: rung 10 (one x slot) 37.9 -> 37.0 us
-                          // at 2; rungs 09 and 11 (two slots) no gain (h200_session_24d)
+                          // at 2; rungs 09 and 11 (two slots) no gain (2026-11-29_6329149_prefetch_sweep_trace)
 #endif
 #ifndef WG_X_FIRST
 #define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
-                      // (rung 09 21.12 vs 21.41 us in one sweep, h200_session_24d)
+                      // (rung 09 21.12 vs 21.41 us in one sweep, 2026-11-29_6329149_prefetch_sweep_trace)
 #endif
 #ifndef WG_W_FIRST
 #define WG_W_FIRST 0  // 1 (serial kernel): the first x requests leave once W_pw's loads are in flight (0: before them)
@@ -47,7 +47,7 @@
 #ifndef WG_TMA_LATE
 #define WG_TMA_LATE 0  // 1 (serial kernel): thread 0 issues the next x load after its warpgroup's wgmmas, not before:
                        // no gain in a same-run sweep (rung 09 21.12-21.15 vs 20.96-20.99 us, rung 11 19.79 vs
-                       // 19.94; h200_session_24j), though `ab` said 0.937 / 0.955 (24h: unprimed calls, NOTES session 25)
+                       // 19.94; 2026-11-29_3f95ac1_tma_late_sweep), though `ab` said 0.937 / 0.955 (2026-11-29_3f95ac1_tma_late_ab: unprimed calls, NOTES session 25)
 #endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
@@ -401,7 +401,7 @@ struct WgTiles {
 // C_out x C_in; split: also the small parts (W_pw bytes after the big ones). Batches of up to 16 float4 per
 // thread, each batch's 16-byte loads all issued before its first store: the fill is on every block's
 // critical path (a fill whose loop also held the scalar fallback issued its loads one by one and made the
-// whole kernel 2.4 us slower, h200_session_23e).
+// whole kernel 2.4 us slower, 2026-11-29_e76836e_bisect).
 // after_loads() runs once the first batch's loads are in flight (rung 12's RS_W_FIRST issues its x requests there,
 // so W_pw's loads are not queued behind them).
 struct WgNoHook {

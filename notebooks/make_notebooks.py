@@ -1130,11 +1130,11 @@ written back during the timed call). Rung 9's header lists what was tried (TMA s
 what would close the gap next.
 
 Rung 12 removes the act round trip through shared memory and the per-tile block barriers, and issues fewer
-instructions per output. That alone bought nothing (a tie with rung 9, session 25): what bounded both was the
+instructions per output. That alone bought nothing (a tie with rung 9, 2026-11-30_be2f50b_rs_bench_ab_trace): what bounded both was the
 start, 6-7 us before any compute, with W_pw's fill queued behind every SM's x requests. Rung 12 as tuned now
 (results/tuned.json) lets W_pw's loads leave first and asks for each x tile in two channel halves, so a
-warpgroup starts on the first half while the second lands: in the bench of session 26 it took 19.9 us against
-rung 9's 20.9 (results/logs/h200_session_26c_w_first_check_bench_trace.log); the table above is this
+warpgroup starts on the first half while the second lands: in one bench it took 19.9 us against
+rung 9's 20.9 (results/logs/2026-11-30_15e7803_w_first_check_bench_trace.log); the table above is this
 notebook's own run. Its header has the per-warpgroup timeline and what is left: the depthwise + MMA of a tile
 still take ~3 us with both warpgroups busy, and the second tiles land only after the first ones' stores.
 '''),
