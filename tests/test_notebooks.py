@@ -3,6 +3,9 @@
 Each notebook is copied to a temporary file and run there with nbclient, in the notebooks/ folder as the
 working directory; FUSED_RESULTS points at a temporary log, so the committed results/timings.csv is never
 written. A cell that raises fails the test (nbclient's CellExecutionError carries the traceback).
+
+Each notebook is paired (jupytext, notebooks/jupytext.toml) with a percent-format script NN_topic.py holding the
+same cells; test_notebook_script_pair fails when one side was edited without the other.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
+import jupytext  # required (requirements), as nbclient
 import nbclient  # required (requirements): a missing package must fail here, not skip
 import nbformat
 import pytest
@@ -26,6 +30,28 @@ def _digest(path: Path) -> str | None:
 
 def test_notebooks_exist():
     assert len(NOTEBOOKS) >= 6, f"expected the six lesson notebooks in {NB_DIR}, found {NOTEBOOKS}"
+
+
+def _cells(nb) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(c.cell_type, c.source, tuple(c.metadata.get("tags", ()))) for c in nb.cells]
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_script_pair(nb_path: Path):
+    """NN_topic.ipynb and its NN_topic.py have the same cells: kinds, sources and tags (the parameters cell) in
+    order. An edit of one side only fails here; `jupytext --sync notebooks/*.ipynb` brings the other along."""
+    script = nb_path.with_suffix(".py")
+    assert script.is_file(), f"{nb_path.name} has no paired {script.name}: jupytext --sync {nb_path.relative_to(ROOT)}"
+    a, b = _cells(jupytext.read(nb_path)), _cells(jupytext.read(script))
+    diff = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    assert a == b, (f"{nb_path.name} ({len(a)} cells) and {script.name} ({len(b)} cells) differ from cell {diff} on: "
+                    f"{a[diff:diff + 1]} vs {b[diff:diff + 1]}; run jupytext --sync {nb_path.relative_to(ROOT)}")
+
+
+def test_no_orphan_scripts():
+    """Every script in notebooks/ is a notebook's pair (a renamed or deleted notebook takes its .py along)."""
+    orphans = [p.name for p in NB_DIR.glob("*.py") if not p.with_suffix(".ipynb").is_file()]
+    assert not orphans, f"scripts in notebooks/ without their .ipynb: {orphans}"
 
 
 def test_source_markers_exist():

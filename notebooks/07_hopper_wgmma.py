@@ -1,0 +1,209 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: -papermill,-execution
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 7. Overlapping the stages: warp specialization and Hopper's wgmma + TMA (rungs 8-12)
+#
+# **Why.** Rung 5 (`tf32_mma`) moved the GEMM to tensor cores and stopped at ~36 us, 4.6x the memory floor, with
+# DRAM mostly idle. The profiler said why: every warp runs every phase of a tile one after the other (wait for
+# x, depthwise + SiLU, MMA, y stores), and `mma.sync` needs each warp to load its own operand fragments, so the
+# kernel is bound by instruction issue and latency, not by bytes. Two ways to let the phases overlap:
+#
+# * rung 8, `warp_specialized`: producer warps (x copies + depthwise) and MMA warps hand tiles over through
+#   mbarriers. Same `mma.sync` math; the stages overlap, but each side has fewer warps for its own latency.
+# * rung 9, `wgmma_tf32`: Hopper's own machinery. `wgmma.mma_async` lets one warpgroup (128 threads) multiply
+#   a 64 x N x 8 block with operands read straight from shared memory through descriptors, *asynchronously*:
+#   the block issues the MMA of tile i and computes the depthwise of tile i+1 while the tensor cores work.
+#   The x tiles arrive by TMA (one thread issues a whole 3-D box; zeros outside the tensor; completion counted
+#   on an mbarrier), so no warp spends instructions on copies.
+# * rungs 10 and 11: the same Hopper kernel (`kernels/wgmma.cuh`, a template), for the other two accuracy
+#   classes. `wgmma_3xtf32` stores W_pw and every activation twice, as big = tf32(v) and small = tf32(v - big),
+#   and issues three wgmmas per k-step (big*big + big*small + small*big): fp32 accuracy on tensor cores.
+#   `wgmma_bf16` takes bfloat16 / float16 x and y (half the bytes) and runs the GEMM in bf16.
+# * rung 12, `wgmma_rs_tf32`: the GEMM turned around (y^T = act^T W_pw^T), so the activations are wgmma's A
+#   operand *from registers*: each thread computes exactly the depthwise outputs its A fragment holds, with no
+#   act tile in shared memory and no block barrier; every warpgroup runs its own pipeline over its own tiles.
+
+# %%
+# Make the repository root (the folder holding fused_jit.py) importable, wherever Jupyter started.
+import sys, pathlib
+ROOT = next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+print("repository:", ROOT)
+
+# %% tags=["parameters"]
+# Parameters (papermill can override them): the problem shape and the timed calls per measurement.
+B, C_in, C_out, T, K, dilation = 16, 128, 128, 2048, 5, 2
+REPS = 200
+
+# %%
+import os, re, shutil, tempfile, time, importlib.util
+import numpy as np
+import pandas as pd
+import torch
+import matplotlib.pyplot as plt
+import fused_jit as fj
+from fusedkit.notebook import src_path, header, prediction, show_source, check_summary  # fusedkit/notebook.py
+
+HAS_GPU = torch.cuda.is_available()
+SHAPE = dict(B=B, C_in=C_in, C_out=C_out, T=T, K=K, dilation=dilation, bias=True)
+if HAS_GPU:
+    DEVICE, RUN_SHAPE, RUN_REPS = "cuda", SHAPE, REPS
+else:  # no GPU: the CPU variant stands in, on a small shape with few calls, so the notebook stays quick
+    DEVICE, RUN_SHAPE, RUN_REPS = "cpu", dict(SHAPE, B=min(B, 2), T=min(T, 256)), min(REPS, 5)
+# small shapes of the correctness battery, for CPU stand-in checks
+SMALL_SHAPES = [s for s in fj.shape_battery() if s["B"] * s["C_in"] * s["T"] <= 200_000]
+BENCH_COLS = ["variant", "dtype", "median_us", "p10_us", "p90_us", "rel_err", "gbps", "x_floor", "speedup_vs_eager"]
+pd.set_option("display.width", 200)
+pd.set_option("display.float_format", "{:.4g}".format)
+
+print("device:", torch.cuda.get_device_name() if HAS_GPU else "no CUDA GPU (CPU stand-ins, small shapes)")
+print("torch", torch.__version__, "| CUDA", torch.version.cuda, "| nvcc toolkit", fj.CUDA_HOME)
+print("shape:", SHAPE, "| run shape:", RUN_SHAPE, "| reps:", RUN_REPS)
+print("results log:", fj.RESULTS_CSV)
+
+# %% [markdown]
+# ## The plans and predictions
+
+# %%
+for name in ("warp_specialized", "wgmma_tf32", "wgmma_3xtf32", "wgmma_bf16", "wgmma_rs_tf32"):
+    print(fj.variant_info(name))
+    print(prediction(name), "\n")
+
+# %% [markdown]
+# ## The source that matters
+#
+# wgmma reads both operands from shared memory in a fixed layout: K-major (for fp32/TF32 both operands must
+# be), in 8-row x 128-byte atoms whose 16-byte chunks are XOR-swizzled by the row, described by a 64-bit
+# descriptor. The depthwise writes its activations straight into that layout (row = time step, k = channel).
+
+# %%
+show_source("wgmma.cuh", "// Shared-memory matrix descriptor", "// Pin the accumulators")
+
+# %% [markdown]
+# One tile's GEMM per warpgroup: 16 tf32 wgmmas (K = 128 in steps of 8; bf16: 8 in steps of 16), one commit
+# group, no wait: the call returns while the tensor cores work. The 3xTF32 form issues three per k-step and
+# spreads the big*big products over several accumulators (the tensor cores' accumulation truncates; a short
+# chain keeps that error at fp32 level).
+
+# %%
+show_source("wgmma.cuh", "// Issue this warpgroup's GEMM", "// ---- TMA")
+
+# %% [markdown]
+# The main loop: wait for x of the next tile (mbarrier), its depthwise (overlapping the MMA in flight), then
+# wait for the MMA and store y from the accumulators; one barrier, the next TMA and the next MMA.
+
+# %%
+show_source("wgmma.cuh", "for (int i = 0;; ++i) {", "// Every x box")
+
+# %% [markdown]
+# Rung 12 (`kernels/wgmma_rs.cuh`) per tile and warpgroup: for each chunk of k-steps, the depthwise of the
+# thread's A-fragment entries (2 time rows x 2 channels per k-step) straight into registers, then
+# `wgmma.fence` and the chunk's wgmmas (m64n128k8, A from registers, W_pw from smem); the A registers are
+# double-buffered, so the next chunk's depthwise runs under this chunk's MMA.
+
+# %%
+show_source("wgmma_rs.cuh", "    uint32_t a[2][RS_CHUNK][4];", "    // every warp of the warpgroup has read its x")
+
+# %% [markdown]
+# ## Check
+#
+# These rungs serve only the shapes of their fast path (the wgmma rungs: an sm_90 GPU, T % 4 == 0 (16-bit:
+# T % 8 == 0), dilation <= 4, span <= 16, C_in and C_out <= 128) and refuse the others with a reason; `ModelNew`
+# routes those to a rung that can run them. Every shape they do run must pass its accuracy class's bound
+# (tf32 5e-4, strict 1e-6, bf16 1e-2 against float64 of the rounded inputs).
+
+# %%
+if not HAS_GPU:
+    print("needs a CUDA GPU: skipped (wgmma and TMA exist only on sm_90)")
+else:
+    for name in ("wgmma_tf32", "warp_specialized", "wgmma_3xtf32", "wgmma_bf16", "wgmma_rs_tf32"):
+        table, ok = fj.check(name)
+        check_summary(name, table, ok)
+        if name == "wgmma_tf32":
+            refused = table[table["status"].str.startswith("unsupported")]
+            print("    refuses, e.g.:", refused["status"].iloc[0] if len(refused) else "nothing")
+
+# %% [markdown]
+# `ModelNew` (default variant `fj.DEFAULT_VARIANT`: rung 9 when this notebook last ran, rung 12 since session
+# 26) on a shape both refuse (odd T): a warning names the rung that ran instead, and the answer is still
+# checked against float64.
+
+# %%
+import warnings
+torch.manual_seed(0)
+odd = fj.ModelNew(64, 96, 5, dilation=2).to(DEVICE)
+x_odd = torch.randn(2, 64, 1037, device=DEVICE)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with torch.no_grad():
+        y_odd = odd(x_odd)
+for w in caught:
+    print("warning:", w.message)
+print("default variant:", fj.DEFAULT_VARIANT, "| rel. err vs float64:", f"{fj.rel_err(y_odd, fj.reference(odd, x_odd)):.2e}")
+
+# %% [markdown]
+# ## Time
+#
+# Rungs 5, 6, 8, 9, 10 and 12 in one run (float32), with the baselines; then the 16-bit rungs 7 and 11 in bfloat16.
+
+# %%
+if not HAS_GPU:
+    print("needs a CUDA GPU: skipped (the CPU variant stands in, on a small shape)")
+    timing = fj.bench(["cpu"], shape=RUN_SHAPE, reps=RUN_REPS)
+else:
+    timing = fj.bench(["tf32_mma", "3xtf32_mma", "warp_specialized", "wgmma_tf32", "wgmma_3xtf32", "wgmma_rs_tf32"],
+                      shape=SHAPE, reps=REPS)
+timing[BENCH_COLS]
+
+# %%
+if HAS_GPU:
+    timing16 = fj.bench(["bf16_io", "wgmma_bf16"], shape=SHAPE, dtype="bfloat16", reps=REPS, baselines=())
+    display(timing16[BENCH_COLS])
+
+# %% [markdown]
+# ## Where the time goes: stage ablation
+#
+# No counters needed: `scripts/ablate.py` builds the kernel with one stage left out at a time (`FUSED_ABLATE`:
+# 1 depthwise, 2 MMA, 4 y stores, 8 x copies; the outputs of those builds are wrong by design) and times each.
+# The difference to the full kernel is what a stage costs while the others still run.
+
+# %%
+import subprocess, sys
+if not HAS_GPU:
+    print("needs a CUDA GPU: skipped")
+else:
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "ablate.py"), "wgmma_tf32", "0", "1", "2", "4", "8", "15"],
+                       capture_output=True, text=True, cwd=ROOT)
+    print("\n".join(ln for ln in r.stdout.splitlines() if "arn" not in ln))
+
+# %% [markdown]
+# **Interpretation.** Rung 9 is the first rung to move clearly off rung 5's ~36 us: the MMA costs little once it
+# runs under the depthwise, and TMA takes the x copies off the warps. It is still well above the 7.9 us floor.
+# The ablation shows why: the stages still add up instead of hiding behind the memory traffic. Leaving out any
+# one of them saves a few microseconds, and without all four a ~7 us skeleton remains (W_pw staging, barriers,
+# launch, and the ~4.4 us this timer measures for an empty kernel: the L2 flush leaves dirty lines that are
+# written back during the timed call). Rung 9's header lists what was tried (TMA stores for y: slower here) and
+# what would close the gap next.
+#
+# Rung 12 removes the act round trip through shared memory and the per-tile block barriers, and issues fewer
+# instructions per output. That alone bought nothing (a tie with rung 9, session 25): what bounded both was the
+# start, 6-7 us before any compute, with W_pw's fill queued behind every SM's x requests. Rung 12 as tuned now
+# (results/tuned.json) lets W_pw's loads leave first and asks for each x tile in two channel halves, so a
+# warpgroup starts on the first half while the second lands: in the bench of session 26 it took 19.9 us against
+# rung 9's 20.9 (results/logs/h200_session_26c_w_first_check_bench_trace.log); the table above is this
+# notebook's own run. Its header has the per-warpgroup timeline and what is left: the depthwise + MMA of a tile
+# still take ~3 us with both warpgroups busy, and the second tiles land only after the first ones' stores.
