@@ -8,7 +8,7 @@ import pandas as pd
 import torch
 
 from .config import ROOT
-from .config import DTYPES, DEFAULT_EXPORT_VARIANT, BASELINES, batch_size, in_channels, out_channels, length, kernel_size, dilation
+from .config import DTYPES, DEFAULT_EXPORT_VARIANT, DEFAULT_VARIANT, FUSED_16BIT, BASELINES, batch_size, in_channels, out_channels, length, kernel_size, dilation
 from .registry import variants, variant_info, tolerance
 from .jit import defines_over_tuned
 from .check import check
@@ -71,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     pss.add_argument("--dtype", action="append", default=None, choices=list(DTYPES), help="only these dtypes")
     pss.add_argument("--reps", type=int, default=30)
     sub.add_parser("report", help="regenerate results/ladder.png and the README results table from the log")
+    pt = sub.add_parser("try", help="a new variant in one go: check over the battery, bench beside ModelNew's "
+                                    "fused kernel and eager, A/B against that kernel (exit 1 if check fails)")
+    pt.add_argument("variant")
+    pt.add_argument("--reps", type=int, default=200, help="timed calls (bench) and A/B pairs")
+    pt.add_argument("--dtype", default=None, choices=list(DTYPES), help="I/O dtype (default: the variant's first)")
     a = p.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if a.cmd == "list":
@@ -139,6 +144,28 @@ def main(argv: list[str] | None = None) -> int:
         with pd.option_context("display.width", 200, "display.max_rows", 1000, "display.float_format", "{:.4g}".format):
             print(t[t.variant == "modelnew"][cols].to_string(index=False))
         plot_shape_sweep(path=ROOT / "results" / "shape_sweep.png")
+        return 0
+    if a.cmd == "try":
+        v = variant_info(a.variant)
+        dt = a.dtype or v.dtypes[0]
+        table, ok = check(a.variant, dtypes=[dt])
+        with pd.option_context("display.width", 200, "display.max_rows", 500):
+            print(f"== check {a.variant} ({dt}): {'PASS' if ok else 'FAIL'}")
+            print(table[table.status != "pass"].to_string(index=False) if not ok else
+                  f"{(table.status == 'pass').sum()} shapes pass, {table.status.str.startswith('unsupported').sum()} "
+                  f"refused (ModelNew routes those elsewhere); max |diff to eager| {table.max_diff_eager.max():.2e}")
+        if not ok:
+            return 1
+        best = (DEFAULT_VARIANT if dt == "float32" else FUSED_16BIT) if v.device == "cuda" else "cpu"
+        others = [best] if best != a.variant and dt in variant_info(best).dtypes else []
+        t = bench([a.variant] + others, dtype=dt, reps=a.reps, device=v.device,
+                  baselines=("eager",) if v.device == "cpu" else ("eager", "clone"))
+        with pd.option_context("display.width", 200, "display.float_format", "{:.4g}".format):
+            print(t[["variant", "median_us", "p10_us", "p90_us", "rel_err", "max_diff_eager", "speedup_vs_eager"]]
+                  .to_string(index=False))
+        r = ab(a.variant, others[0] if others else "eager", dtype=dt, reps=a.reps)
+        print(f"A/B {r['a']} / {r['b']}: {r['ratio']:.4f}  95% CI [{r['ci_low']:.4f}, {r['ci_high']:.4f}]  -> "
+              f"{r['a']} is {r['verdict']}")
         return 0
     if a.cmd == "report":
         t = report()

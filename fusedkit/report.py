@@ -134,35 +134,55 @@ def plot_ladder(df: pd.DataFrame | None = None, device_name: str | None = None, 
     return fig
 
 
-def report(readme: Path | None = None) -> pd.DataFrame:
-    """Regenerate results/ladder.png and the results table between the README's markers, from the log."""
+def _table_lines(t: pd.DataFrame) -> list[str]:
+    lines = [f"GPU: {t['device_name'].iloc[0]}, torch {t['torch'].iloc[0]}, CUDA {t['cuda'].iloc[0]}, "
+             f"commit(s) {', '.join(sorted(set(map(str, t['commit']))))}; median of {int(t['n'].max())} calls, "
+             "L2 flushed; each row is the latest bench of that variant and dtype; floor = minimum bytes / copy "
+             "bandwidth measured in the same run; max diff to eager: max |y - eager's y| under PyTorch's defaults "
+             "(-: not recorded then); speedup vs eager in the same run and dtype (-: that run did not time eager).",
+             "",
+             "| rung | variant | dtype | median us | p10-p90 us | max diff to eager | rel. err vs fp64 | x floor | "
+             "speedup vs eager |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in t.itertuples():
+        rung = f"{variant_info(r.variant).rung:02d}" if r.variant not in BASELINES else "-"
+        err = "-" if pd.isna(r.rel_err) else f"{r.rel_err:.1e}"
+        diff = getattr(r, "max_diff_eager", float("nan"))
+        diff = "-" if pd.isna(diff) else f"{diff:.1e}"
+        speedup = "-" if pd.isna(r.speedup_vs_eager) else f"{r.speedup_vs_eager:.2f}"
+        lines.append(f"| {rung} | {r.variant} | {r.dtype} | {r.median_us:.1f} | {r.p10_us:.1f}-{r.p90_us:.1f} | "
+                     f"{diff} | {err} | {r.x_floor:.2f} | {speedup} |")
+    return lines
+
+
+def _write_between_markers(path: Path, lines: list[str]):
+    text = path.read_text()
+    start, end = "<!-- results:start -->", "<!-- results:end -->"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + start + "\n" + "\n".join(lines) + "\n" + end + rest.split(end, 1)[1]
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+
+
+def report(readme: Path | None = None, full: Path | None = None) -> pd.DataFrame:
+    """Regenerate results/ladder.png, results/shape_sweep.png and the results tables between the markers of
+    docs/results.md (every variant and baseline in every dtype) and of the README (float32, plus ModelNew and the
+    16-bit rung in 16-bit), from the log."""
     t = ladder_table()
     plot_ladder(path=ROOT / "results" / "ladder.png")
     log = read_results()
     if "kind" in log and (log["kind"] == "shape_sweep").any():
         plot_shape_sweep(log, path=ROOT / "results" / "shape_sweep.png")
-    readme = Path(readme or ROOT / "README.md")
-    if t.empty or not readme.is_file():
+    if t.empty:
         return t
-    lines = [f"GPU: {t['device_name'].iloc[0]}, torch {t['torch'].iloc[0]}, CUDA {t['cuda'].iloc[0]}, "
-             f"commit(s) {', '.join(sorted(set(map(str, t['commit']))))}; median of {int(t['n'].max())} calls, "
-             "L2 flushed; each row is the latest bench of that variant and dtype; floor = minimum bytes / copy "
-             "bandwidth measured in the same run; speedup vs eager in the same run and dtype (-: that run did not "
-             "time eager).", "",
-             "| rung | variant | dtype | median us | p10-p90 us | rel. err vs fp64 | x floor | speedup vs eager |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in t.itertuples():
-        rung = f"{variant_info(r.variant).rung:02d}" if r.variant not in BASELINES else "-"
-        err = "-" if pd.isna(r.rel_err) else f"{r.rel_err:.1e}"
-        speedup = "-" if pd.isna(r.speedup_vs_eager) else f"{r.speedup_vs_eager:.2f}"
-        lines.append(f"| {rung} | {r.variant} | {r.dtype} | {r.median_us:.1f} | {r.p10_us:.1f}-{r.p90_us:.1f} | "
-                     f"{err} | {r.x_floor:.2f} | {speedup} |")
-    text = readme.read_text()
-    start, end = "<!-- results:start -->", "<!-- results:end -->"
-    if start in text and end in text:
-        head, rest = text.split(start, 1)
-        text = head + start + "\n" + "\n".join(lines) + "\n" + end + rest.split(end, 1)[1]
-        tmp = readme.with_name(f".{readme.name}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, readme)
+    full = Path(full or ROOT / "docs" / "results.md")
+    if full.is_file():
+        _write_between_markers(full, _table_lines(t))
+    readme = Path(readme or ROOT / "README.md")
+    if readme.is_file():
+        short = t[(t["dtype"] == "float32") & (t["variant"] != "eager_fp32") | (t["variant"] == "modelnew")
+                  | ((t["dtype"] == "bfloat16") & t["variant"].isin(["eager", "wgmma_bf16"]))]
+        _write_between_markers(readme, _table_lines(short))
     return t
