@@ -1,0 +1,71 @@
+"""What the operator registration costs per call at a small shape (B=1, C=128, T=256, K=5, d=2), where host time
+shows: eager, ModelNew (eager inference: the implementation called directly), the operator itself
+(fused_jit::dwsep_conv1d through torch.library's dispatch), ModelNew with gradients on (the operator + autograd),
+and torch.compile(fullgraph=True) of a model holding ModelNew, against torch.compile of eager. Per call: host
+time (perf_counter around the call, the GPU kept busy so the host never waits) and device time (bench's timer).
+Rows go to the results log (kind 'op_overhead', median_us = device time, host_us = host time).
+    python scripts/op_overhead.py [--B 1 --C 128 --T 256]"""
+import argparse
+import datetime as _dt
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import fused_jit as fj  # noqa: E402
+
+
+def host_us(fn, n=200):
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(n):
+        torch.cuda._sleep(1_000_000)
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1e6)
+        torch.cuda.synchronize()
+    return float(np.median(out))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--B", type=int, default=1)
+    p.add_argument("--C", type=int, default=128)
+    p.add_argument("--T", type=int, default=256)
+    a = p.parse_args()
+    shape = dict(B=a.B, C_in=a.C, C_out=a.C, T=a.T, K=5, dilation=2, bias=True)
+    model, x = fj.make_case(shape, torch.float32, "cuda", seed=0)
+    new = fj.ModelNew(a.C, a.C, 5, 2).cuda()
+    new.load_state_dict(model.state_dict())
+    args = fj.forward_args(new)
+    seq_new = torch.compile(torch.nn.Sequential(new), fullgraph=True)
+    seq_eager = torch.compile(torch.nn.Sequential(model), fullgraph=True)
+    x_grad = x.clone().requires_grad_(True)
+    fns = {"eager": lambda: model(x), "modelnew": lambda: new(x),
+           "operator (torch.library dispatch)": lambda: fj.dwsep_conv1d(x, *args, ""),
+           "compile(ModelNew), fullgraph": lambda: seq_new(x), "compile(eager)": lambda: seq_eager(x)}
+    timer = fj.Timer("cuda")
+    rows, env = [], fj.environment("cuda")
+    print(f"route: {new.route(x)}")
+    for name, fn in list(fns.items()) + [("modelnew, grad on (operator + autograd)", lambda: new(x_grad))]:
+        grad = name.startswith("modelnew, grad")
+        with torch.set_grad_enabled(grad):
+            h = host_us(fn)
+            d = float(np.median(timer.time(fn, 100)))
+        rows.append({"timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                     "kind": "op_overhead", **env, "variant": name, **fj.shape_cols(shape), "dtype": "float32",
+                     "median_us": d, "host_us": h, "n": 100})
+        print(f"{name:<42} host {h:7.1f} us   device {d:7.1f} us")
+    fj.append_results(rows)
+    print(pd.DataFrame(rows)[["variant", "host_us", "median_us"]].to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
