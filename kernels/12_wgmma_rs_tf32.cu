@@ -1,4 +1,8 @@
 // variant: accuracy=tf32 dtypes=float32 arch=9.0a
+// Numerics since 2026-12-01: eager's SiLU and round-to-nearest-even TF32 operands (common.cuh); max |y - eager|
+//   7.2e-7 at the headline. It cost 19.7 -> 27.8 us (logs/2026-12-01_7e6098c_bench.log; 26.1 at 8dfb761), now
+//   slower than rung 09 (24.4), which took over as ModelNew's default. The figures below are of the tanh SiLU
+//   (FUSED_SILU=2) and ties-away rounding.
 // Rung 12, act in registers (kernels/wgmma_rs.cuh): rung 09's math (TF32 tensor cores, fp32 accumulation,
 // W_pw and act rounded to tf32, tanh SiLU) with the GEMM turned around, y^T = act^T W_pw^T, so the
 // activations are wgmma's A operand straight from the registers that computed them:
