@@ -41,14 +41,9 @@
 #define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
                       // (rung 09 21.12 vs 21.41 us in one sweep, 2026-11-29_6329149_prefetch_sweep_trace)
 #endif
-#ifndef WG_W_FIRST
-#define WG_W_FIRST 0  // 1 (serial kernel): the first x requests leave once W_pw's loads are in flight (0: before them)
-#endif
-#ifndef WG_TMA_LATE
-#define WG_TMA_LATE 0  // 1 (serial kernel): thread 0 issues the next x load after its warpgroup's wgmmas, not before:
-                       // no gain in a same-run sweep (rung 09 21.12-21.15 vs 20.96-20.99 us, rung 11 19.79 vs
-                       // 19.94; 2026-11-29_3f95ac1_tma_late_sweep), though `ab` said 0.937 / 0.955 (2026-11-29_3f95ac1_tma_late_ab: unprimed calls, NOTES session 25)
-#endif
+// Removed knobs, measured slower or no faster (docs/ladder.md keeps the runs): WG_W_FIRST (first x requests after
+// W_pw's loads: rung 09 21.30 / 21.39 vs 20.86 / 21.07 us, logs/2026-11-30_15e7803_w_first_check_bench_trace) and
+// WG_TMA_LATE (next x load after the wgmmas: 21.12-21.15 vs 20.96-20.99 us, logs/2026-11-29_3f95ac1_tma_late_sweep).
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -541,10 +536,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     if (tid == 0)
       for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, tile + n * stride);
   };
-  if (!WG_W_FIRST) first_x();
-  wg_fill_w<E, kSplit, kThreads>(smem, p, tid, [&] {
-    if (WG_W_FIRST) first_x();
-  });
+  first_x();
+  wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
   if (tracer) wg_mark(kTrWFill);
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);
@@ -554,7 +547,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
   if (tracer) wg_mark_tile(0, kTrBarrier);
-  if (!WG_TMA_LATE && tid == 0) tiles.issue_x(S, tile + S * stride);
+  if (tid == 0) tiles.issue_x(S, tile + S * stride);
 
   float d[kAcc][kNT / 2];
 #pragma unroll
@@ -565,7 +558,6 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   const uint32_t w_wg = w_addr + wg_m * 64 * 128;       // this warpgroup's first W row
   const uint32_t act_wg = act_addr + wg_n * kNT * 128;  // ... and its first act row (tile column)
   wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg, L::w_bytes, L::act_part);
-  if (WG_TMA_LATE && tid == 0) tiles.issue_x(S, tile + S * stride);
   if (tracer) wg_mark_tile(0, kTrMmaIssued);
 
   // The loop exits only before an MMA is issued, so every path to the accumulators' next use passes a
@@ -595,10 +587,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);
     if (!has_next) break;
     if constexpr (S >= 2)
-      if (!WG_TMA_LATE && tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
+      if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
     wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
-    if constexpr (S >= 2)
-      if (WG_TMA_LATE && tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
     if (tracer) wg_mark_tile(i + 1, kTrMmaIssued);
     tile = next;
   }

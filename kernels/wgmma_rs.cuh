@@ -37,12 +37,11 @@
 #define RS_X_PARTS 2  // channel parts per x tile, each its own TMA box and mbarrier: a chunk's depthwise starts once
                       // the parts holding its channels have landed, not the whole tile
 #endif
-#ifndef RS_X_EAGER
-#define RS_X_EAGER 0  // 1: a warpgroup requests the tiles of all its x slots at the start; 0: the first, and the
-                      // others once it has landed
-#endif
+// Removed: RS_X_EAGER (every x slot requested at the start), slower in all six combinations of a same-run sweep
+// (+0.3 to +2 us, logs/2026-11-30_26f98a5_rs_parts_wfirst_sweep). A warpgroup requests its first tile, then the
+// others' once part RS_X_NEXT_PART of it has landed.
 #ifndef RS_X_NEXT_PART
-#define RS_X_NEXT_PART -1  // without RS_X_EAGER: a warpgroup requests its other slots' first tiles once part
+#define RS_X_NEXT_PART -1  // a warpgroup requests its other slots' first tiles once part
                            // RS_X_NEXT_PART of its first tile has landed (-1: the last part). Not yet timed
 #endif
 #ifndef RS_W_FIRST
@@ -168,9 +167,8 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
                   static_cast<int>((t % p.n_tt) * kRsM - p.padding - shift), i * part_rows, static_cast<int>(t / p.n_tt));
     }
   };
-  auto issue_first = [&]() {  // the warpgroup's first tile (RS_X_EAGER: the first S), tile = its first
-    for (int k = 0; k < (RS_X_EAGER ? S : 1); ++k)
-      if (tile + k * stride < p.n_tiles) issue_x(tile + k * stride, k);
+  auto issue_first = [&]() {  // the warpgroup's first tile, tile = its first
+    if (tile < p.n_tiles) issue_x(tile, 0);
   };
 
   if (tid == 0) {
@@ -254,7 +252,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
           // the next warpgroup of the chain may request its first tile once this one's is in
           if (waited == n_parts - 1) mbar_arrive(&landed[wg]);
           // and this one its next S - 1 once part next_after of the first is in (so they do not delay it)
-          if (!RS_X_EAGER && waited == next_after)
+          if (waited == next_after)
             for (int k = 1; k < S; ++k)
               if (tile + k * stride < p.n_tiles) issue_x(tile + k * stride, k);
         }

@@ -259,3 +259,13 @@ def test_exported_modelnew_follows_kernelbench_procedure(tmp_path, tf32):
     timer = fj.Timer("cuda")
     times = timer.time(lambda: new(x), reps=20)
     assert times.min() > 0
+
+
+def test_operator_passes_opcheck_on_cuda():
+    """torch.library.opcheck on CUDA tensors (schema, fake tensor, autograd registration) at shapes that take the
+    fused kernel, the general path and PyTorch."""
+    torch.manual_seed(5)
+    for c, T, B in ((128, 256, 2), (256, 130, 1), (64, 2048, 0)):
+        m = fj.ModelNew(c, c, 5, 2).cuda()
+        x = torch.randn(B, c, T, device="cuda", requires_grad=True)
+        torch.library.opcheck(fj.dwsep_conv1d, (x, m.dw.weight, m.dw.bias, m.pw.weight, m.pw.bias, 2, 4, ""))
