@@ -29,7 +29,7 @@ from .routing import (Route, ModelNew, choose_route, preferred_variant, probe_ag
                       general_forward, eager_is_faster, dwsep_conv1d, reset_route_cache)
 from .timing import (Timer, min_bytes, flops, copy_bandwidth, callable_for, cudnn_tf32, bench, defines_str,
                      variant_spec, ab)
-from .results import environment, git_commit, shape_cols, append_results, read_rows, read_results
+from .results import environment, git_commit, shape_cols, result_row, append_results, read_rows, read_results
 from .sweeps import SWEEP_CHECK_SHAPES, build_quietly, sweep, shape_grid, shape_sweep
 from .report import ladder_table, plot_ladder, plot_shape_sweep, report
 from .export import export_modelnew

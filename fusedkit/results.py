@@ -53,6 +53,21 @@ def shape_cols(shape: dict) -> dict:
     return {k: shape[k] for k in ("B", "C_in", "C_out", "T", "K", "dilation", "bias")}
 
 
+def result_row(kind: str, env: dict, variant: str, shape: dict, dtype: str, times_us=None, **fields) -> dict:
+    """One row of the log, the only place its common columns are put together: when (UTC), what kind of
+    measurement, where it ran (`environment`), what ran (variant, shape, dtype) and, given the per-call times in
+    microseconds, median / p10 / p90 / n. Anything else (rel_err, source_hash, note, ...) comes as a keyword."""
+    import datetime as _dt
+    row = {"timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "kind": kind, **env,
+           "variant": variant, **shape_cols(shape), "dtype": dtype}
+    if times_us is not None:
+        t = np.asarray(times_us, dtype=float)
+        row.update(median_us=float(np.median(t)), p10_us=float(np.percentile(t, 10)),
+                   p90_us=float(np.percentile(t, 90)), n=int(t.size))
+    row.update(fields)
+    return row
+
+
 def append_results(rows: list[dict], path: Path | None = None) -> Path:
     """Append rows to the CSV log. Under a file lock, the kept rows plus the new ones are written to a
     temporary file that replaces the log in one rename: an interrupted or concurrent writer never leaves

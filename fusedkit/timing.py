@@ -15,7 +15,7 @@ from .model import Model, forward_args, copy_model
 from .registry import variant_info, variants, tolerance
 from .jit import load, tuned_defines, defines_over_tuned, source_hash
 from .check import make_case, reference, eager_output, max_diff, rel_err, run_variant
-from .results import environment, append_results, shape_cols
+from .results import environment, append_results, result_row
 from .routing import ModelNew
 
 
@@ -196,12 +196,10 @@ def bench(variant_names: list[str] | None = None, shape: dict | None = None, dty
         diff = max_diff(y, eager_y) if y is not None else float("nan")
         times = timer.time(fn, reps)
         med = float(np.median(times))
-        rows.append({"timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "kind": "bench",
-                     "run": run, **env, "variant": name, "source_hash": source_hash(name) if is_variant else "",
-                     "defines": defines_str(dfs), **shape_cols(shape), "dtype": dtype,
-                     "rel_err": acc, "max_diff_eager": diff, "median_us": med, "p10_us": float(np.percentile(times, 10)),
-                     "p90_us": float(np.percentile(times, 90)), "n": len(times), "floor_us": floor_us,
-                     "gbps": min_bytes(shape, dtype) / (med * 1e-6) / 1e9, "l2_flushed": device == "cuda"})
+        rows.append(result_row("bench", env, name, shape, dtype, times, run=run,
+                               source_hash=source_hash(name) if is_variant else "", defines=defines_str(dfs),
+                               rel_err=acc, max_diff_eager=diff, floor_us=floor_us,
+                               gbps=min_bytes(shape, dtype) / (med * 1e-6) / 1e9, l2_flushed=device == "cuda"))
     table = pd.DataFrame(rows)
     eager = table.loc[table["variant"] == "eager", "median_us"]
     table["speedup_vs_eager"] = float(eager.iloc[0]) / table["median_us"] if len(eager) else float("nan")
@@ -275,16 +273,14 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
               "ci_low": float(lo), "ci_high": float(hi), "verdict": verdict, "rel_err_a": errs[a],
               "rel_err_b": errs[b], "n": reps}
     if log:
-        env, now = environment(device), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        env = environment(device)
         rows = []
         for s, col in ((a, 0), (b, 1)):
             t, (n, defs) = pairs[:, col], specs[s]
-            rows.append({"timestamp": now, "kind": "ab", **env, "variant": n,
-                         "source_hash": source_hash(n) if n not in BASELINES else "",
-                         "defines": defines_str(defs) if defs else "",
-                         **shape_cols(shape), "dtype": dtype, "rel_err": errs[s], "median_us": float(np.median(t)),
-                         "p10_us": float(np.percentile(t, 10)), "p90_us": float(np.percentile(t, 90)), "n": reps,
-                         "l2_flushed": device == "cuda",
-                         "note": f"ab {a} vs {b}: ratio {result['ratio']:.4f} [{lo:.4f}, {hi:.4f}] {verdict}"})
+            rows.append(result_row("ab", env, n, shape, dtype, t,
+                                   source_hash=source_hash(n) if n not in BASELINES else "",
+                                   defines=defines_str(defs) if defs else "", rel_err=errs[s],
+                                   l2_flushed=device == "cuda",
+                                   note=f"ab {a} vs {b}: ratio {result['ratio']:.4f} [{lo:.4f}, {hi:.4f}] {verdict}"))
         append_results(rows)
     return result

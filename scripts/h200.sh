@@ -50,6 +50,10 @@ for stage in $stages; do
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/kbsite .kb/whl/*.whl
     PYTHONPATH=/tmp/kbsite:.kb/stubs timeout ${KB_TIMEOUT:-500} python3 scripts/kernelbench_eval.py --kernelbench .kb/src \
       --out "$OUT/kernelbench.csv" 2>&1 | grep -v "^\[Profiling\]\|^Trial\|Warning" ;;
+  train)
+    log "training check (scripts/train_check.py) and the operator's cost (scripts/op_overhead.py)"
+    timeout 120 python3 scripts/train_check.py --out "$OUT" 2>&1 | grep -v -i warn
+    timeout 90 python3 scripts/op_overhead.py 2>&1 | grep -v -i warn ;;
   shapes)
     log "shape sweep"
     timeout ${SHAPES_TIMEOUT:-300} python3 fused_jit.py shape-sweep ${SHAPES_ARGS:-} 2>&1 | grep -v -i "warn\|it/s\]\|return fn"

@@ -6,7 +6,6 @@ time (perf_counter around the call, the GPU kept busy so the host never waits) a
 Rows go to the results log (kind 'op_overhead', median_us = device time, host_us = host time).
     python scripts/op_overhead.py [--B 1 --C 128 --T 256]"""
 import argparse
-import datetime as _dt
 import sys
 import time
 from pathlib import Path
@@ -58,9 +57,7 @@ def main() -> int:
         with torch.set_grad_enabled(grad):
             h = host_us(fn)
             d = float(np.median(timer.time(fn, 100)))
-        rows.append({"timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                     "kind": "op_overhead", **env, "variant": name, **fj.shape_cols(shape), "dtype": "float32",
-                     "median_us": d, "host_us": h, "n": 100})
+        rows.append(fj.result_row("op_overhead", env, name, shape, "float32", median_us=d, host_us=h, n=100))
         print(f"{name:<42} host {h:7.1f} us   device {d:7.1f} us")
     fj.append_results(rows)
     print(pd.DataFrame(rows)[["variant", "host_us", "median_us"]].to_string(index=False))

@@ -111,7 +111,9 @@ def test_cli_exit_codes(tmp_path):
     assert len(fj.read_results(tmp_path / "cli.csv")) == 2
     r = run("bench", "--reps", "3", "--B", "1", "--T", "64")  # the README's command: every variant, each dtype
     assert r.returncode == 0 and "cpu" in r.stdout, r.stdout + r.stderr
-    for cmd in ("check", "bench", "ab", "export", "list", "report", "shape-sweep"):
+    r = run("try", "cpu", "--reps", "3")  # check over the battery, bench beside eager, A/B: one command
+    assert r.returncode == 0 and "PASS" in r.stdout and "A/B cpu / eager" in r.stdout, r.stdout + r.stderr
+    for cmd in ("check", "bench", "ab", "export", "list", "report", "shape-sweep", "try"):
         assert run(cmd, "--help").returncode == 0
 
 
