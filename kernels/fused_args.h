@@ -37,4 +37,8 @@ void fused_forward(const FusedArgs& a, void* stream);
 // launch's per-block event clocks (kTraceSlots uint64 per block, 0 = not reached) -> dst (at most `max`
 // values); returns the count and clears the record.
 int fused_trace_read(uint64_t* dst, int max);
+// The record's layout, so readers need not copy it: values per block, the first per-tile slot, the tiles
+// recorded, the phases recorded per tile (in WgTracePhase order: x landed, act free, dw done, mma issued,
+// mma done, y stored, barrier).
+void fused_trace_layout(int* slots, int* tile0, int* tiles, int* phases);
 #endif

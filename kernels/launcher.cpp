@@ -177,5 +177,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     v.resize(static_cast<size_t>(fused_trace_read(v.data(), static_cast<int>(v.size()))));
     return v;
   }, "the last launch's per-block event clocks (FUSED_TRACE builds only), then cleared");
+  m.def("trace_layout", [] {
+    int slots = 0, tile0 = 0, tiles = 0, phases = 0;
+    fused_trace_layout(&slots, &tile0, &tiles, &phases);
+    return std::vector<int>{slots, tile0, tiles, phases};
+  }, "the trace record's layout: [values per block, first per-tile slot, tiles recorded, phases per tile]");
 #endif
 }

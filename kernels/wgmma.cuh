@@ -820,4 +820,10 @@ int fused_trace_read(uint64_t* dst, int max) {
     throw std::runtime_error("fused_trace_read: CUDA error");
   return n;
 }
+void fused_trace_layout(int* slots, int* tile0, int* tiles, int* phases) {
+  *slots = kTraceSlots;
+  *tile0 = kTrTile0;
+  *tiles = kTraceTiles;
+  *phases = kTrPhases;
+}
 #endif

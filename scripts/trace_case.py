@@ -18,8 +18,10 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
 
-SLOTS, TILE0, TILES = 64, 8, 8  # wgmma.cuh: kTraceSlots, kTrTile0, kTraceTiles
-PHASES = ["x landed", "act free", "dw done", "mma issued", "mma done", "y stored", "barrier"]  # WgTracePhase
+# The record's layout comes from the extension (trace_layout(): wgmma.cuh's kTraceSlots, kTrTile0, kTraceTiles,
+# kTrPhases); these are the phase names in WgTracePhase order, and the layout of the recorded CSVs' columns.
+PHASES = ["x landed", "act free", "dw done", "mma issued", "mma done", "y stored", "barrier"]
+TILES = 8
 # what the time up to each event was spent on, and which thread records it in the warp-specialized kernel
 ENDS = {"w_fill": "W_pw fill", "x_landed": "wait for x", "act_free": "wait for act buffer", "dw_done": "depthwise",
         "mma_issued": "MMA issue (+TMA issue | +act wait)", "mma_done": "MMA wait", "y_stored": "y stores", "barrier": "barrier"}
@@ -90,6 +92,10 @@ def main() -> int:
     defines = {**fj.defines_over_tuned(a.variant, a.defines), "FUSED_TRACE": "1"}
     warpgroups = int(defines.get("RS_WARPGROUPS", 0))  # rung 12: per-warpgroup records
     ext = fj.load(a.variant, defines)
+    SLOTS, TILE0, tiles, n_phases = ext.trace_layout()
+    if (tiles, n_phases) != (TILES, len(PHASES)):
+        raise RuntimeError(f"trace layout {ext.trace_layout()} does not match this script's {TILES} tiles x "
+                           f"{len(PHASES)} phases")
     model, x = fj.make_case(fj.HEADLINE, fj.DTYPES[a.dtype], "cuda", seed=0)
     args = fj.forward_args(model)
     for _ in range(5):

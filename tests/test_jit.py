@@ -125,3 +125,11 @@ def test_launcher_errors_are_clear():
     # non-contiguous input is made contiguous: the right answer, not an error
     x = torch.randn(2, 10, 8).transpose(1, 2)
     torch.testing.assert_close(ext.forward(x, *args), model(x).detach(), rtol=1e-5, atol=1e-5)
+
+
+def test_trace_build_exports_its_record_layout():
+    """A FUSED_TRACE=1 build of a wgmma rung tells readers its record's layout (scripts/trace_case.py reads it
+    instead of copying wgmma.cuh's constants): values per block, first per-tile slot, tiles, phases per tile."""
+    ext = fj.load("wgmma_tf32", {**fj.tuned_defines("wgmma_tf32"), "FUSED_TRACE": "1"})
+    slots, tile0, tiles, phases = ext.trace_layout()
+    assert (tiles, phases) == (8, 7) and tile0 + tiles * phases <= slots
