@@ -25,6 +25,7 @@
 //   Dynamic smem at headline 95232 B (W^T 128 x 132 + x 2 x 32 x 76 + act 32 x 64 floats) -> 2 blocks/SM.
 #include <algorithm>
 #include "common.cuh"
+#include "cp_async.cuh"
 
 // ---- Tunables (override with -DNAME=value) ----
 // BLOCK_OC: output channels per tile (GEMM M). C_out > BLOCK_OC: tiles also walk the C_out chunks.

@@ -34,7 +34,7 @@
 // Shape limits: x tile (C_in x (TILE_T + (K-1)*dilation)) + act tile + one 128-row chunk of W_pw must fit
 //   in the opt-in smem: ~1128 B per input channel at K=5, d=2 -> C_in <= ~200; any C_out (W_pw chunks are
 //   reloaded per tile when all of it does not fit next to the tiles).
-#include "common.cuh"
+#include "tc_tile.cuh"
 
 #include "tc_tiles.h"
 

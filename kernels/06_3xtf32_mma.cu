@@ -26,7 +26,7 @@
 //   at the headline (same layout as rung 5) -> 1 block/SM of 256 threads.
 // Shape limits: as rung 5 (x tile + act tile + one 128-row chunk of W_pw must fit in the opt-in smem;
 //   C_in <= ~200 at K=5, d=2; any C_out).
-#include "common.cuh"
+#include "tc_tile.cuh"
 
 #include "tc_tiles.h"
 

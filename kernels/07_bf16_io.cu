@@ -21,7 +21,7 @@
 //   dynamic smem 125952 B at the headline in bf16 (x 20480 + act 36864 + w_dw 3072 + W_pw 65536) -> 1 block/SM.
 // Shape limits: as rung 5 (x tile + act tile + one 128-row chunk of W_pw must fit in the opt-in smem:
 //   C_in <= ~236 in 16-bit, ~200 in fp32 at K=5, d=2; any C_out).
-#include "common.cuh"
+#include "tc_tile.cuh"
 
 #include "tc_tiles.h"
 

@@ -44,7 +44,7 @@
 //   and 2; the battery's T = 204 shapes for dilation 3 and 4 were added after this session's device time
 //   was spent: run `python fused_jit.py check --variant warp_specialized` on a GPU before relying on them.
 // Shape limits: all of W_pw + two x tiles + two act tiles in smem: C_in = C_out <= ~150 at K=5, d=2.
-#include "common.cuh"
+#include "warp_specialized.cuh"
 
 #include "tc_tiles.h"
 

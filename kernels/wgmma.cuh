@@ -12,7 +12,8 @@
 //   tf32: 4 atoms of 32 channels (128 B per row); one m64nNk8 wgmma per 8 channels (16 per tile);
 //   bf16: 2 atoms of 64 channels (128 B per row); one m64nNk16 wgmma per 16 channels (8 per tile).
 #pragma once
-#include "common.cuh"
+#include "tc_tile.cuh"
+#include "mbarrier.cuh"
 
 #include <cudaTypedefs.h>  // CUtensorMap, PFN_cuTensorMapEncodeTiled (fetched through the runtime: no -lcuda)
 

@@ -79,7 +79,7 @@ print(header("vectorized_pipelined"))
 # memory without passing through registers, and a thread waits only for the groups it needs.
 
 # %%
-show_source("common.cuh", "// ---- cp.async", "// Host: the usual")
+show_source("cp_async.cuh", "// ---- cp.async", "cp_async_wait() {")
 
 # %% [markdown]
 # The pipeline in the kernel's main loop: wait for this step's stage, then issue the copies of the *next* step

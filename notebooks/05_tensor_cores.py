@@ -82,14 +82,14 @@ for name in ("tf32_mma", "3xtf32_mma", "bf16_io"):
 # to TF32, and the 3xTF32 split keeps the part that rounding dropped.
 
 # %%
-show_source("common.cuh", "// fp32 -> tf32", "// D = A * B + D")
+show_source("common.cuh", "// fp32 -> tf32", "small = tc_tf32(v - __uint_as_float(big));", after=1)
 
 # %% [markdown]
 # The inner loop: one MMA per fragment pair for TF32, three (small x big, big x small, big x big) into a
 # zeroed partial tile for 3xTF32, added to the accumulator with an ordinary fp32 add.
 
 # %%
-show_source("common.cuh", "if constexpr (!kSplit3) {", "// Epilogue: c0,c1")
+show_source("tc_tile.cuh", "if constexpr (!kSplit3) {", "// Epilogue: c0,c1")
 
 # %% [markdown]
 # Rung 7 instantiates the same kernel for each I/O type:

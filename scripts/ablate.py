@@ -1,5 +1,5 @@
 """Place time inside a kernel without counters: build it with stages left out (FUSED_ABLATE bit mask,
-see tc_ws_kernel in kernels/common.cuh and kernels/wgmma.cuh) and time each build at the headline shape; differences between
+see tc_ws_kernel in kernels/warp_specialized.cuh and kernels/wgmma.cuh) and time each build at the headline shape; differences between
 rows are what a stage costs when the others still run. Outputs of ablated builds are wrong by design.
 Usage: python scripts/ablate.py VARIANT [MASK ...] [--define NAME=VALUE ...]"""
 import argparse
