@@ -14,6 +14,13 @@
 #include <type_traits>
 #include "fused_args.h"
 
+// FUSED_ABLATE (a bit mask, timing experiments only: the output is then wrong) leaves a stage out of
+// the kernels of rungs 08-12, so that time differences place the time inside the kernel (scripts/ablate.py): 1 = depthwise, 2 = MMAs,
+// 4 = y stores, 8 = x copies.
+#ifndef FUSED_ABLATE
+#define FUSED_ABLATE 0
+#endif
+
 // Throw (pybind11 turns it into RuntimeError) when a CUDA API call fails.
 #define CUDA_CHECK(expr)                                                                        \
   do {                                                                                          \

@@ -16,12 +16,7 @@
 // up to two tiles ahead. (Named-barrier handoffs, bar.arrive/bar.sync or bar.sync on both sides, were
 // flagged by compute-sanitizer racecheck: results/logs/2026-11-29_{126a0e7,e574c4a,590d9e0}_run.log.)
 // All of W_pw stays in smem (tc_ws_plan refuses shapes where it does not fit).
-// FUSED_ABLATE (a bit mask, timing experiments only: the output is then wrong) leaves a stage out, so
-// that time differences place the time inside the kernel (scripts/ablate.py): 1 = depthwise, 2 = MMAs,
-// 4 = y stores, 8 = x copies.
-#ifndef FUSED_ABLATE
-#define FUSED_ABLATE 0
-#endif
+// FUSED_ABLATE (common.cuh) leaves stages out for timing experiments.
 template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN, int kProdWarps, int kXStages>
 __global__ void __launch_bounds__((kWarpsM* kWarpsN + kProdWarps) * 32, 1) tc_ws_kernel(const TcParams p) {
   constexpr int NCW = kWarpsM * kWarpsN, NC = NCW * 32, NP = kProdWarps * 32, NALL = NC + NP;
