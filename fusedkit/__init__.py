@@ -26,8 +26,8 @@ from .jit import (KernelBuildError, cuda_home, build_root, cuda_arch, source_has
 from .check import (shape_battery, make_case, reference, eager_output, max_diff, rel_err, smem_poisoner,
                     run_variant, check)
 from .routing import (Route, ModelNew, choose_route, preferred_variant, probe_against_eager, eager_forward,
-                      general_forward, eager_is_faster, dwsep_conv1d, reset_route_cache)
-from .timing import (Timer, min_bytes, flops, copy_bandwidth, callable_for, cudnn_tf32, bench, defines_str,
+                      general_forward, eager_is_faster, eager_backward, dwsep_conv1d, reset_route_cache)
+from .timing import (Timer, host_time_us, min_bytes, flops, copy_bandwidth, callable_for, cudnn_tf32, bench, defines_str,
                      variant_spec, ab)
 from .results import environment, git_commit, shape_cols, result_row, append_results, read_rows, read_results
 from .sweeps import SWEEP_CHECK_SHAPES, build_quietly, sweep, shape_grid, shape_sweep

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import re
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 from .config import DEFAULT_EXPORT_VARIANT, LAUNCHER
 from .registry import variant_info
 from .jit import source_hash, _INCLUDE
+from .routing import eager_backward
 
 
 _COMMENT_OR_STRING = re.compile(r'("(?:\\.|[^"\\\n])*")|//[^\n]*|/\*.*?\*/', re.S)
@@ -72,6 +74,7 @@ def export_modelnew(variant: str | None = None, path: str | Path | None = None) 
         fused_when = f"torch.cuda.is_available() and torch.cuda.get_device_capability() == ({major}, {minor})"
     else:
         fused_when = "torch.cuda.is_available()"
+    backward_source = inspect.getsource(eager_backward).rstrip()
     text = f'''"""KernelBench ModelNew: fused depthwise-dilated Conv1d + SiLU + pointwise Conv1d (fused_jit export).
 
 Fused kernel: {variant!r} (kernels/{v.path.name}, source hash {source_hash(variant)}, accuracy class {v.accuracy}),
@@ -150,6 +153,8 @@ def _forward(x, w_dw, b_dw, w_pw, b_pw, dilation, padding):
     return _general(x, w_dw, b_dw, w_pw, b_pw, dilation, padding)
 
 
+{backward_source}
+
 class _DwSepConv1d(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, w_dw, b_dw, w_pw, b_pw, dilation, padding):
@@ -159,22 +164,8 @@ class _DwSepConv1d(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, gy):
-        x, w_dw, b_dw, w_pw, b_pw = ctx.saved_tensors
-        d, p, c = ctx.dilation, ctx.padding, x.shape[1]
-        need = ctx.needs_input_grad
-        aten = torch.ops.aten
-        v = aten.convolution(x, w_dw, b_dw, [1], [p], [d], False, [0], c)
-        a = aten.silu(v)
-        need_act = need[0] or need[1] or need[2]
-        ga, gw_pw, gb_pw = aten.convolution_backward(
-            gy, a, w_pw, None if b_pw is None else [w_pw.shape[0]], [1], [0], [1], False, [0], 1,
-            [need_act, need[3], need[4] and b_pw is not None])
-        gx = gw_dw = gb_dw = None
-        if need_act:
-            gx, gw_dw, gb_dw = aten.convolution_backward(
-                aten.silu_backward(ga, v), x, w_dw, None if b_dw is None else [c], [1], [p], [d], False, [0], c,
-                [need[0], need[1], need[2] and b_dw is not None])
-        return gx, gw_dw, gb_dw, gw_pw, gb_pw, None, None
+        grads = eager_backward(gy, *ctx.saved_tensors, ctx.dilation, ctx.padding, ctx.needs_input_grad[:5])
+        return (*grads, None, None)
 
 
 class ModelNew(nn.Module):

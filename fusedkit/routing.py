@@ -190,15 +190,15 @@ def _setup_context(ctx, inputs, output):
     ctx.dilation, ctx.padding = dilation, padding
 
 
-def _backward(ctx, gy):
-    """The backward as eager's autograd computes it, from PyTorch's own ops (the fused backward is not written
-    yet): the activations recomputed from x (cheaper than storing them: x is C_in x T, act as large), then
-    convolution_backward of the 1x1 conv, silu_backward, convolution_backward of the depthwise."""
-    x, w_dw, b_dw, w_pw, b_pw = ctx.saved_tensors
-    d, p, C = ctx.dilation, ctx.padding, x.shape[1]
-    need = ctx.needs_input_grad
+def eager_backward(gy, x, w_dw, b_dw, w_pw, b_pw, dilation, padding, need):
+    """Gradients of y = pw(silu(dw(x))) as eager's autograd computes them, from PyTorch's own ops: the activations
+    recomputed from x (cheaper than storing them: x is C_in x T, act as large), then convolution_backward of the
+    1x1 conv, silu_backward, convolution_backward of the depthwise. `need`: which of x, w_dw, b_dw, w_pw, b_pw
+    want a gradient. Returns (gx, gw_dw, gb_dw, gw_pw, gb_pw), None where not needed. The exported file carries
+    this function's source (export.py), so both backward paths are this one."""
     aten = torch.ops.aten
-    v = aten.convolution(x, w_dw, b_dw, [1], [p], [d], False, [0], C)
+    c = x.shape[1]
+    v = aten.convolution(x, w_dw, b_dw, [1], [padding], [dilation], False, [0], c)
     a = aten.silu(v)
     need_act = need[0] or need[1] or need[2]
     ga, gw_pw, gb_pw = aten.convolution_backward(
@@ -206,11 +206,16 @@ def _backward(ctx, gy):
         [need_act, need[3], need[4] and b_pw is not None])
     gx = gw_dw = gb_dw = None
     if need_act:
-        gv = aten.silu_backward(ga, v)
         gx, gw_dw, gb_dw = aten.convolution_backward(
-            gv, x, w_dw, None if b_dw is None else [C], [1], [p], [d], False, [0], C,
-            [need[0], need[1], need[2] and b_dw is not None])
-    return gx, gw_dw, gb_dw, gw_pw, gb_pw, None, None, None
+            aten.silu_backward(ga, v), x, w_dw, None if b_dw is None else [c], [1], [padding], [dilation], False,
+            [0], c, [need[0], need[1], need[2] and b_dw is not None])
+    return gx, gw_dw, gb_dw, gw_pw, gb_pw
+
+
+def _backward(ctx, gy):
+    """The operator's backward (no fused backward kernels yet): eager_backward."""
+    grads = eager_backward(gy, *ctx.saved_tensors, ctx.dilation, ctx.padding, ctx.needs_input_grad[:5])
+    return (*grads, None, None, None)
 
 
 dwsep_conv1d.register_autograd(_backward, setup_context=_setup_context)

@@ -101,6 +101,24 @@ class Timer:
         return np.array([[s.elapsed_time(e) * 1e3 for s, e in row] for row in events])
 
 
+def host_time_us(fn, n: int = 200) -> float:
+    """Median host time of one call of fn, microseconds (perf_counter around the call), with the GPU kept busy by a
+    long spin kernel first so the host never waits on a full queue: what the call costs the CPU (Python, dispatch,
+    launches), as opposed to `Timer`, which times its GPU work."""
+    import time
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(n):
+        torch.cuda._sleep(1_000_000)
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1e6)
+        torch.cuda.synchronize()
+    return float(np.median(out))
+
+
 def copy_bandwidth(device: str = "cuda", nbytes: int = 2**30) -> float:
     """Measured device-to-device copy bandwidth, bytes/s (read + write counted): the memory roof."""
     src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).uniform_()

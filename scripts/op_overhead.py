@@ -7,7 +7,6 @@ Rows go to the results log (kind 'op_overhead', median_us = device time, host_us
     python scripts/op_overhead.py [--B 1 --C 128 --T 256]"""
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -16,20 +15,6 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
-
-
-def host_us(fn, n=200):
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(n):
-        torch.cuda._sleep(1_000_000)
-        t0 = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t0) * 1e6)
-        torch.cuda.synchronize()
-    return float(np.median(out))
 
 
 def main() -> int:
@@ -55,7 +40,7 @@ def main() -> int:
     for name, fn in list(fns.items()) + [("modelnew, grad on (operator + autograd)", lambda: new(x_grad))]:
         grad = name.startswith("modelnew, grad")
         with torch.set_grad_enabled(grad):
-            h = host_us(fn)
+            h = fj.host_time_us(fn)
             d = float(np.median(timer.time(fn, 100)))
         rows.append(fj.result_row("op_overhead", env, name, shape, "float32", median_us=d, host_us=h, n=100))
         print(f"{name:<42} host {h:7.1f} us   device {d:7.1f} us")

@@ -3,7 +3,6 @@ kept busy so launches never wait) and device time (bench's timer) of eager, Mode
 directly, its two parts, and the custom op's dispatch.
     python scripts/route_overhead.py [B C T dtype ...]"""
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -12,20 +11,6 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
-
-
-def host_us(fn, n=200):
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(n):
-        torch.cuda._sleep(1_000_000)  # keep the GPU busy: the host never waits on the queue
-        t0 = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t0) * 1e6)
-        torch.cuda.synchronize()
-    return float(np.median(out))
 
 
 cases = [(1, 64, 2047, "float32"), (16, 192, 100, "bfloat16"), (1, 512, 2048, "float32"), (16, 512, 2048, "float32")]
@@ -50,4 +35,4 @@ for B, C, T, dt in cases:
         print(f"== B={B} C={C} T={T} {dt}: route {new.route(x).name}")
         for name, fn in fns.items():
             dev = float(np.median(timer.time(fn, 50)))
-            print(f"  {name:<15} host {host_us(fn):8.1f} us   device (bench timer) {dev:8.1f} us")
+            print(f"  {name:<15} host {fj.host_time_us(fn):8.1f} us   device (bench timer) {dev:8.1f} us")
