@@ -35,7 +35,8 @@ def _shape_from(a) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="fused_jit.py", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="fused_jit.py", description="Write, check and time a fused CUDA kernel for "
+                                "y = pw(silu(dw(x))); ModelNew, the shape sweep, the KernelBench export.")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="list the variants in ladder order")
     pc = sub.add_parser("check", help="correctness vs float64 over the shape battery (exit 1 on failure)")
