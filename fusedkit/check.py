@@ -94,7 +94,7 @@ def _device_for(v: Variant) -> str:
 
 
 # Shared memory is not cleared between kernels: a kernel that reads shared memory it never wrote sees what an
-# earlier kernel left there, usually finite, so a wrong read can still give the right answer (session 25: rung
+# earlier kernel left there, usually finite, so a wrong read can still give the right answer (the run of 2026-11-30 (4fa178b..be2f50b): rung
 # 12 left x rows past C_in unzeroed in some slots; their weights are zero). run_variant therefore fills the
 # shared memory of every SM with NaN before the kernel, as it fills y with NaN: such a read then shows in y.
 _SMEM_POISON_CU = r"""

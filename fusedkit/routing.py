@@ -143,8 +143,8 @@ def _route_cached(x: torch.Tensor, args: tuple, variant: str) -> Route:
     r = _routes.get(key)
     if r is None:
         r = _routes[key] = choose_route(x, args, variant or None)
-        announce = (r.name, r.reason.split(":")[0] + r.reason[r.reason.find(":"):][:80])
-        if not variant and r.reason and announce not in _announced and x.numel() and r.name != r.reason:
+        announce = (r.name, r.reason)
+        if not variant and r.reason and x.numel() and announce not in _announced:
             _announced.add(announce)
             warnings.warn(f"ModelNew: {r.reason}; running the {r.name!r} route (eager's numbers; "
                           "ModelNew.route(x) tells any input's route)", stacklevel=4)
@@ -253,9 +253,10 @@ class ModelNew(Model):
         return x, args
 
     def route(self, x: torch.Tensor) -> Route:
-        """The route this input takes (a variant, GENERAL or EAGER) and why."""
+        """The route this input takes (a variant, GENERAL or EAGER) and why: the one forward uses (chosen at the
+        first call of this input's signature and cached)."""
         x, args = self._inputs(x)
-        return choose_route(x, args, self.variant)
+        return _route_cached(x, args, self.variant or "")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x, args = self._inputs(x)

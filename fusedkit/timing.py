@@ -40,7 +40,7 @@ class Timer:
     then a ~100 us spin kernel queued, so the GPU is still busy while the host enqueues the call: the
     events then time the call's GPU work, not the host's launch overhead. (On the H200, eager PyTorch
     spends 63-105 us of host time per call, longer than the flush; without the spin its event time
-    absorbed part of that: results/logs/h200_session_2_diagnose.txt and h200_session_3.log.)
+    absorbed part of that: results/logs/2026-11-29_3a0c328_diagnose.txt and 2026-11-29_3a0c328_run_2.log.)
     flush="read" (a diagnostic, not bench's timer: scripts/flush_kinds.py) flushes by reading the buffer
     instead, so the L2 holds clean lines and the timed call pays no write-backs for the lines it allocates."""
 
@@ -65,7 +65,7 @@ class Timer:
         function) runs each function once, untimed, before the L2 flush that precedes its timed call, so its
         code is in the SMs' instruction caches as when bench calls one kernel back to back: two builds of one
         kernel timed in turn without it measured 22.8 and 23.2 us against 21.0 in bench (A/A ratio 0.979,
-        h200_session_25d): each call then fetched its ~80 KB of code after the other kernel's."""
+        2026-11-30_dd8477f_gpu_tests): each call then fetched its ~80 KB of code after the other kernel's."""
         prime = len(fns) > 1 if prime is None else prime
         for _ in range(warmup):
             for fn in fns:

@@ -54,10 +54,10 @@
 //      scalar fallback, so the 16-byte loads no longer all left before the first store, and the fill is on
 //      every block's critical path. Fixed: 22.5 us in the bench (6e7a8f6), but an interleaved A/B against
 //      v5 still gives 0.95 (CI 0.944-0.956, v5 22.8 vs 24.0 us under ab; 2026-11-29_e76836e_ab_prev.log):
-//      ~1 us of the template's cost is not found yet (session 25: unprimed ab calls were biased by up to ~2 us by
+//      ~1 us of the template's cost is not found yet (the run of 2026-11-30 (4fa178b..be2f50b): unprimed ab calls were biased by up to ~2 us by
 //      the instruction caches of two alternating kernels, so this 0.95 is suspect). Issuing W_pw's loads before the first x wait and its
 //      stores after depthwise(0) (WG_W_LATE=1) measured 22.3 vs 22.0 us: not kept.
-//   v7 (session 24) SiLU as h + h tanh(h), h = v/2 (one MUFU op per output instead of ex2 + rcp; same rel. err
+//   v7 (2026-11-29 (4e8b9c4..3f95ac1)) SiLU as h + h tanh(h), h = v/2 (one MUFU op per output instead of ex2 + rcp; same rel. err
 //      1.7e-4) and the first x tile's load alone (the second slot's once it has landed, WG_X_FIRST): 21.0 us.
 //      Same-run sweep pairs (2026-11-29_4e8b9c4_knob_sweep_ablate): tanh 21.47 vs 22.14, 21.54 vs 21.98; first tile alone 21.12
 //      vs 21.41 (2026-11-29_6329149_prefetch_sweep_trace). Measured and not kept (knobs in wgmma.cuh; sweeps 2026-11-29_{4e8b9c4_ws_sweep_check,4e8b9c4_knob_sweep_ablate,6329149_prefetch_sweep_trace,3f95ac1_tma_late_sweep}): the
@@ -65,7 +65,7 @@
 //      21.6-22.4 us), 4 x slots at TILE_T=32 (23.6-26.6), x tiles prefetched into L2 1-3 tiles ahead
 //      (WG_L2_PREFETCH: 21.4-22.2), the next x load issued after thread 0's wgmmas (WG_TMA_LATE: 21.12-21.15
 //      vs 20.96-20.99 alternating in one sweep, 2026-11-29_3f95ac1_tma_late_sweep; `ab` had said 0.937, 2026-11-29_3f95ac1_tma_late_ab: an artefact of ab's unprimed
-//      calls, found in session 25, NOTES), W_pw's loads before the first x request (WG_W_FIRST, rung 12's
+//      calls, found in the run of 2026-11-30 (4fa178b..be2f50b), NOTES), W_pw's loads before the first x request (WG_W_FIRST, rung 12's
 //      gain: 21.30 / 21.39 vs 20.86 / 21.07 alternating in one sweep, 2026-11-30_15e7803_w_first_check_bench_trace).
 // Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; 2026-11-29_4e8b9c4_trace, 2026-11-29_6329149_prefetch_sweep_trace,
 //   drawn in results/traces/trace_wgmma_tf32_06f96e4.png) says where a block's ~19 us go. The first x

@@ -7,7 +7,7 @@
 //     accumulators over K slices and the small terms into one more; the epilogue adds them in fp32
 //     (rung 06 needed a zeroed partial per k-step with mma.sync);
 //   - the accurate SiLU (expf, IEEE division): the activations must be fp32-exact.
-//   - warp-specialized (WG_WS=1, since session 24): warpgroups 2-3 build act (depthwise + SiLU, 256 threads,
+//   - warp-specialized (WG_WS=1, since the run of 2026-11-29 (4e8b9c4..3f95ac1)): warpgroups 2-3 build act (depthwise + SiLU, 256 threads,
 //     one channel each), warpgroups 0-1 stage W_pw, then per tile wait for act, issue the 48 wgmmas, wait,
 //     hand the act buffer back and store y; act is a 2-deep ring between them, handed over on mbarriers
 //     (FULL: every producer thread after its stores and a proxy fence; EMPTY: every consumer thread after
@@ -24,16 +24,16 @@
 //   (85.6 us) and 1.54x rung 06 (57.0 us) in the same run (H200, commit 7ba44a3, results/timings.csv,
 //   2026-11-29_a0e0217_gpu_tests_notebook07.log = notebook 07; the bench at 889b9c0, 2026-11-29_7ba44a3_check_sanitize_bench_ab: 37.1 us).
 //   4.7x the floor, 1.2x the prediction's upper end; the <= 14 us target missed by 2.6x.
-//   Same-run sweep (2026-11-29_4e8b9c4_ws_sweep_check): session 23's serial build (2 warpgroups) 39.4 us, warp-specialized
+//   Same-run sweep (2026-11-29_4e8b9c4_ws_sweep_check): the 2026-11-29 (6b7ea7a..4fcdc02) run's serial build (2 warpgroups) 39.4 us, warp-specialized
 //   38.0; `ab` gave 45.2 vs 37.6 us for the two (2026-11-29_7ba44a3_check_sanitize_bench_ab), but that ab was biased (unprimed calls: the
-//   instruction caches of two alternating kernels; fixed in session 25, NOTES), so the sweep is the figure. Tuned (results/tuned.json = this file's settings over wgmma.cuh's defaults): TILE_T=32
+//   instruction caches of two alternating kernels; fixed in the run of 2026-11-30 (4fa178b..be2f50b), NOTES), so the sweep is the figure. Tuned (results/tuned.json = this file's settings over wgmma.cuh's defaults): TILE_T=32
 //   WARPGROUPS=4 WG_CHAINS=2 WG_WS=1 WG_L2_PREFETCH=2 WG_X_FIRST=1.
-//   How it got there: v1 (session 23) the serial kernel with 2 warpgroups: 40.4 us (6e7a8f6; 4 warpgroups
+//   How it got there: v1 (2026-11-29 (6b7ea7a..4fcdc02)) the serial kernel with 2 warpgroups: 40.4 us (6e7a8f6; 4 warpgroups
 //   43.6-49.8: 512 threads cap registers at 128 and the serial split kernel needs ~200; TILE_T=16 51-63).
 //   WG_CHAINS 1 / 2 / 4: rel. err 2.0e-7 / 1.2e-7 / 9.0e-8 at 40.5 / 40.7 / 40.9 us (2 kept for margin).
 //   ncu of v1 (results/profiles/ncu_wgmma_3xtf32_ab9d997.txt): 8 warps per SM (199 registers), an instruction
 //   issued in 31% of cycles, stalls on fixed-latency dependencies 1.5 and instruction-cache misses 1.5 cycles
-//   per issued instruction, DRAM 8.6% of peak: too few warps to hide latency. v2 (session 24) warp
+//   per issued instruction, DRAM 8.6% of peak: too few warps to hide latency. v2 (2026-11-29 (4e8b9c4..3f95ac1)) warp
 //   specialization with 4 warpgroups (each role's registers fit under 128: 126): 38.0 us (2026-11-29_4e8b9c4_ws_sweep_check);
 //   + L2 prefetch 2 tiles ahead: 37.0 (2026-11-29_6329149_prefetch_sweep_trace; 0 / 2 tiles: 37.9 / 37.0 in one sweep); the first tile's load
 //   alone: within noise (37.0 vs 37.0).

@@ -23,9 +23,9 @@
 //   scripts/trace_case.py, 2026-11-29_4e8b9c4_trace) shows the y stores as this rung's largest phase: 2.6-3.3 us per
 //   128-column tile (each thread's 16 bf16x2 stores; a warp's store covers 8 rows x 16 bytes), against the
 //   depthwise's 1.7-3.3 us and the first x tile's 4.5 us.
-//   History: session 23 (6e7a8f6) 20.4 / 20.3 us; sweep (2026-11-29_6b7ea7a_check_sweep, 2026-11-29_6b7ea7a_ab_regression): TILE_T=64 with 2 / 4
+//   History: the run of 2026-11-29 (6b7ea7a..4fcdc02) (6e7a8f6) 20.4 / 20.3 us; sweep (2026-11-29_6b7ea7a_check_sweep, 2026-11-29_6b7ea7a_ab_regression): TILE_T=64 with 2 / 4
 //   warpgroups 21.8 / 21.1 us, TILE_T=128 with 4: 20.6; 2 blocks/SM (TILE_T=64, 2 warpgroups,
-//   WG_MIN_BLOCKS=2: 109 KiB each) 21.0 vs 22.0 with one. Session 24 (2026-11-29_4e8b9c4_knob_sweep_ablate, 2026-11-29_6329149_prefetch_sweep_trace): the tanh SiLU
+//   WG_MIN_BLOCKS=2: 109 KiB each) 21.0 vs 22.0 with one. The run of 2026-11-29 (4e8b9c4..3f95ac1) (2026-11-29_4e8b9c4_knob_sweep_ablate, 2026-11-29_6329149_prefetch_sweep_trace): the tanh SiLU
 //   (WG_SILU_TANH=1) 19.9-20.1 us at TILE_T=128 (20.7 without it in 2026-11-29_4e8b9c4_ws_sweep_check's sweep) and the first tile's load
 //   alone (WG_X_FIRST=1) 19.8; warp-specialized (WG_WS=1) 19.8-20.1, 4 x slots 19.8-20.4, L2 prefetch
 //   20.0-20.2, the next x load after thread 0's wgmmas (WG_TMA_LATE) 19.79 vs 19.94 (2026-11-29_3f95ac1_tma_late_sweep): within noise,

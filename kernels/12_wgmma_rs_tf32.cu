@@ -29,9 +29,9 @@
 //   RS_X_PARTS=2 RS_W_FIRST=1 RS_X_EAGER=0.
 //   ptxas (sm_90a, nvcc 13.0, K=5, D = 4, 3, 2, 1): 199, 208, 206, 208 registers, 0 spills; smem 219.6 KiB
 //   at the headline (W_pw 64 + tables 10.5 + 2 x 2 x 36 KiB x slots); results/logs/wgmma_rs_ptxas.txt.
-//   Battery PASS with NaN-poisoned smem (2026-11-30_39c12ec_sanitize_gpu_tests at the session-25 config, 2026-11-30_a008b31_check_notebook07 at the tuned one and at 4 parts),
+//   Battery PASS with NaN-poisoned smem (2026-11-30_39c12ec_sanitize_gpu_tests at the config of 2026-11-30 (4fa178b..be2f50b), 2026-11-30_a008b31_check_notebook07 at the tuned one and at 4 parts),
 //   compute-sanitizer memcheck 0 errors and racecheck 0 hazards (2026-11-30_39c12ec_sanitize_gpu_tests; 2026-11-30_15e7803_w_first_check_bench_trace at the tuned config).
-// How it got there (sessions 25-26; logs results/logs/2026-11-30_{4fa178b,dd8477f,8e03485,be2f50b,26f98a5,15e7803}_*; traces in results/traces/trace_wgmma_rs_tf32_*):
+// How it got there (the runs of 2026-11-30; logs results/logs/2026-11-30_{4fa178b,dd8477f,8e03485,be2f50b,26f98a5,15e7803}_*; traces in results/traces/trace_wgmma_rs_tf32_*):
 //   v1 4 warpgroups x 1 x slot (one tile each at the headline: 528 warpgroups for 512 tiles), chunks of 2:
 //      24.8 us vs rung 09 20.8 in one bench (2026-11-30_4fa178b_rs_first). The K=3 shapes faulted ("illegal instruction" at the TMA):
 //      a box's innermost start coordinate must be 16-byte aligned; the box now starts (-padding) mod 4 steps
@@ -52,7 +52,7 @@
 //      (RS_X_EAGER) slower in every combination (+0.3 to +2 us). Primed ab against the old config: 0.894 (CI
 //      0.891-0.897, 2026-11-30_15e7803_w_first_check_bench_trace). The same W_pw-first order made rungs 09 and 11 slower (2026-11-30_15e7803_w_first_check_bench_trace), so they keep x first.
 // Why not faster: the traced kernel's timeline (2026-11-30_15e7803_w_first_check_bench_trace, results/traces/trace_wgmma_rs_tf32_26f98a5.png; tracing
-//   slows it to ~19.5 us of block time): W_pw is staged at 3.2 us (6.4 in session 25), the first x half lands
+//   slows it to ~19.5 us of block time): W_pw is staged at 3.2 us (6.4 in the run of 2026-11-30 (4fa178b..be2f50b)), the first x half lands
 //   at 4.9-5.1 us (7.0), but the first tile's depthwise + MMA then runs to 10.6 us, its y stores take ~3 us, and
 //   the second tiles (requested once the first tile's last half is in) land only at 14.3 us, behind every SM's
 //   y stores. Per SM there are ~4 tiles of 64 steps, so there is little to pipeline, and the phases of the

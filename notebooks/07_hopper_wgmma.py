@@ -138,8 +138,8 @@ else:
             print("    refuses, e.g.:", refused["status"].iloc[0] if len(refused) else "nothing")
 
 # %% [markdown]
-# `ModelNew` (default variant `fj.DEFAULT_VARIANT`: rung 9 when this notebook last ran, rung 12 since session
-# 26) on a shape both refuse (odd T): a warning names the rung that ran instead, and the answer is still
+# `ModelNew` (default variant `fj.DEFAULT_VARIANT`: rung 9 when this notebook last ran, rung 12 from the run of
+# 2026-11-30 (39c12ec..6e06902), rung 9 again since 2026-12-01) on a shape both refuse (odd T): a warning names the rung that ran instead, and the answer is still
 # checked against float64.
 
 # %%
@@ -200,10 +200,10 @@ else:
 # what would close the gap next.
 #
 # Rung 12 removes the act round trip through shared memory and the per-tile block barriers, and issues fewer
-# instructions per output. That alone bought nothing (a tie with rung 9, session 25): what bounded both was the
+# instructions per output. That alone bought nothing (a tie with rung 9, the run of 2026-11-30 (4fa178b..be2f50b)): what bounded both was the
 # start, 6-7 us before any compute, with W_pw's fill queued behind every SM's x requests. Rung 12 as tuned now
 # (results/tuned.json) lets W_pw's loads leave first and asks for each x tile in two channel halves, so a
-# warpgroup starts on the first half while the second lands: in the bench of session 26 it took 19.9 us against
-# rung 9's 20.9 (results/logs/h200_session_26c_w_first_check_bench_trace.log); the table above is this
+# warpgroup starts on the first half while the second lands: in the bench of the run of 2026-11-30 (39c12ec..6e06902) it took 19.9 us against
+# rung 9's 20.9 (results/logs/2026-11-30_15e7803_w_first_check_bench_trace.log); the table above is this
 # notebook's own run. Its header has the per-warpgroup timeline and what is left: the depthwise + MMA of a tile
 # still take ~3 us with both warpgroups busy, and the second tiles land only after the first ones' stores.

@@ -212,10 +212,10 @@ def test_bench_and_ab_on_gpu():
 
 
 def test_ab_of_two_identical_builds_finds_no_difference():
-    # an A/A test of the A/B tool: the same kernel built twice (an unused define makes two modules). Session
-    # 24's ab (one synchronize per call) made one of two builds of a kernel 0.8-6 us slower than any bench of
+    # an A/A test of the A/B tool: the same kernel built twice (an unused define makes two modules). The
+    # 2026-11-29 (4e8b9c4..3f95ac1) run's ab (one synchronize per call) made one of two builds of a kernel 0.8-6 us slower than any bench of
     # it; queued as bench does, but unprimed, it still gave 0.979 (2026-11-30_dd8477f_gpu_tests); ab now primes each call.
-    # Rung 09 (the default until session 26; rung 12's two builds take longer than a device call had left, 2026-11-30_6e06902_gpu_subset).
+    # Rung 09 (the default until the run of 2026-11-30 (39c12ec..6e06902); rung 12's two builds take longer than a device call had left, 2026-11-30_6e06902_gpu_subset).
     v = "wgmma_tf32" if torch.cuda.get_device_capability() == (9, 0) else "tf32_mma"
     r = fj.ab(f"{v}:FUSED_AA=1", f"{v}:FUSED_AA=2", reps=100, log=False)
     assert 0.98 <= r["ratio"] <= 1.02, r
