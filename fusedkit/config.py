@@ -17,6 +17,7 @@ RESULTS_CSV = Path(os.environ.get("FUSED_RESULTS", ROOT / "results" / "timings.c
 
 
 LAUNCHER = "launcher.cpp"
+BACKWARD_KERNEL = "dw_silu_backward.cu"  # the depthwise half of the backward, built beside every CUDA variant
 
 
 # Headline shape (KernelBench style).
@@ -65,6 +66,9 @@ GENERAL, EAGER = "general", "eager"
 
 
 ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
+# ModelNew's backward (kernels/eager_autograd.h): "dw_kernel" (default) runs SiLU's and the depthwise's backward as one
+# kernel (kernels/dw_silu_backward.cu) for float32 CUDA input; "eager" runs PyTorch's backward ops throughout.
+BACKWARDS = {"eager": 0, "dw_kernel": 1}
 
 
 BASELINES = ("eager", "eager_fp32", "compile", "clone", "modelnew")  # modelnew: ModelNew's rule, timed like eager

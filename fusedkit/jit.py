@@ -19,7 +19,7 @@ import torch
 from filelock import FileLock
 
 from . import config
-from .config import LAUNCHER, ROOT
+from .config import LAUNCHER, BACKWARD_KERNEL, ROOT
 from .registry import Variant, variant_info
 
 
@@ -127,8 +127,9 @@ def build_plan(v: Variant, defines: dict | None):
         return f'#line 1 "{path}"\n{path.read_text()}'
 
     launcher = kdir / LAUNCHER
+    backward = kdir / BACKWARD_KERNEL  # the depthwise half of the backward, linked into every CUDA variant
     if v.device == "cuda":
-        cpp, cuda = [preamble + with_line(launcher)], [preamble + with_line(v.path)]
+        cpp, cuda = [preamble + with_line(launcher)], [preamble + with_line(v.path) + "\n" + with_line(backward)]
     else:
         cpp, cuda = [preamble + with_line(launcher), preamble + with_line(v.path)], None
     cflags = ["-O3"] + (["-fopenmp"] if v.device == "cpu" else [])
@@ -136,7 +137,8 @@ def build_plan(v: Variant, defines: dict | None):
     ldflags = ["-fopenmp"] if v.device == "cpu" else []
     arch = (v.arch or cuda_arch()) if v.device == "cuda" else "-"
     h = hashlib.sha256()
-    files = _with_headers(v.path, kdir) + _with_headers(launcher, kdir)
+    files = _with_headers(v.path, kdir) + _with_headers(launcher, kdir) + (
+        _with_headers(backward, kdir) if v.device == "cuda" else [])
     for part in [*(f.name.encode() + f.read_bytes() for f in files), preamble.encode(), repr(
             (cflags, cuda_flags, ldflags, arch, torch.__version__, torch.version.cuda, sys.version_info[:2],
              str(kdir))).encode()]:
@@ -245,13 +247,19 @@ def _build(name: str, arch: str, kwargs: dict, root: Path, verbose: bool):
 
 @functools.lru_cache(maxsize=None)
 def general_kernel():
-    """The extension of kernels/dw_silu.cu (built on first use): `dw_silu(x, w_dw, b_dw, dilation, padding)`
-    returns act = silu(dw(x)) in x's dtype, eager's numbers bit for bit."""
-    path = config.KERNELS_DIR / "dw_silu.cu"
+    """The general path's extension, kernels/general.cpp + kernels/dw_silu.cu (built on first use):
+    `dw_silu(x, w_dw, b_dw, dilation, padding)` returns act = silu(dw(x)) in x's dtype, eager's numbers bit for
+    bit; `forward(x, w_dw, b_dw, w_pw, b_pw, dilation, padding)` adds PyTorch's 1x1 conv; `forward_train(...)`
+    is forward with eager's backward (kernels/eager_autograd.h)."""
+    kdir = config.KERNELS_DIR
+    cpp, cu, bw = kdir / "general.cpp", kdir / "dw_silu.cu", kdir / BACKWARD_KERNEL
     arch = cuda_arch()
-    h = hashlib.sha256(repr((path.read_bytes(), arch, torch.__version__, torch.version.cuda)).encode())
-    kwargs = dict(cpp_sources="torch::Tensor dw_silu(torch::Tensor x, torch::Tensor w_dw, "
-                              "c10::optional<torch::Tensor> b_dw, int64_t dilation, int64_t padding);",
-                  cuda_sources=f'#line 1 "{path}"\n' + path.read_text(), functions=["dw_silu"],
-                  extra_cuda_cflags=["-O3", "-lineinfo"], with_cuda=True)
-    return load_built(f"fused_dw_silu_{h.hexdigest()[:16]}", arch, kwargs)
+    files = _with_headers(cpp, kdir) + _with_headers(cu, kdir) + _with_headers(bw, kdir)
+    h = hashlib.sha256(repr(([f.name for f in files], [f.read_bytes() for f in files], arch, torch.__version__,
+                             torch.version.cuda, sys.version_info[:2])).encode())
+    kwargs = dict(cpp_sources=f'#line 1 "{cpp}"\n' + cpp.read_text(),
+                  cuda_sources=f'#line 1 "{cu}"\n' + cu.read_text() + f'\n#line 1 "{bw}"\n' + bw.read_text(),
+                  extra_cflags=["-O3"],
+                  extra_cuda_cflags=["-O3", "-lineinfo"], extra_include_paths=[str(kdir)], with_cuda=True,
+                  no_implicit_headers=True)
+    return load_built(f"fused_general_{h.hexdigest()[:16]}", arch, kwargs)

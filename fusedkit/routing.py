@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .config import FUSED_TF32, FUSED_STRICT, FUSED_16BIT, GENERAL, EAGER, ROUTES
+from .config import FUSED_TF32, FUSED_STRICT, FUSED_16BIT, GENERAL, EAGER, ROUTES, BACKWARDS
 from .model import Model, forward_args
 from .registry import variant_info
 from .jit import load, general_kernel
@@ -39,9 +39,9 @@ def eager_forward(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int) -> tor
 
 
 def general_forward(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int) -> torch.Tensor:
-    """The general path: act from the dw_silu kernel (eager's bits), then PyTorch's 1x1 conv (eager's GEMM)."""
-    act = general_kernel().dw_silu(x, _as_float32(w_dw), _as_float32(b_dw), dilation, padding)
-    return F.conv1d(act, w_pw, b_pw)
+    """The general path: act from the dw_silu kernel (eager's bits), then PyTorch's 1x1 conv (eager's GEMM), in one
+    call into kernels/general.cpp."""
+    return general_kernel().forward(x, _as_float32(w_dw), _as_float32(b_dw), w_pw, b_pw, dilation, padding)
 
 
 def eager_is_faster(shape: dict, dtype: torch.dtype, route: str) -> bool:
@@ -161,6 +161,20 @@ def _forward_impl(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int, varian
     return r.ext.forward(x, *(_as_float32(a) for a in args[:4]), dilation, padding)
 
 
+def _train_impl(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int, variant: str,
+                backward: str = "dw_kernel") -> torch.Tensor:
+    """The forward with gradients on, outside graph capture: the route's forward_train, a C++ autograd function
+    (kernels/eager_autograd.h), one call instead of the operator's Python dispatch and autograd (~300 us of host
+    time per call on the H200 host against eager's ~130: results/logs/2026-12-01_0b02739_export_timing.log).
+    Its backward: `backward` (BACKWARDS). PyTorch's own ops where the route is EAGER."""
+    args = (w_dw, b_dw, w_pw, b_pw, dilation, padding)
+    r = _route_cached(x, args, variant)
+    if r.name == EAGER:
+        return eager_forward(x, *args)
+    ext = general_kernel() if r.name == GENERAL else r.ext
+    return ext.forward_train(x, *args, BACKWARDS[backward])
+
+
 # The fused op as a PyTorch operator: torch.compile(fullgraph=True) and torch.export see one opaque node (its
 # fake implementation gives the output's shape and dtype); autograd attaches through register_autograd.
 # A Python custom op rather than TORCH_LIBRARY in the launcher: the route is chosen in Python (per shape,
@@ -227,17 +241,20 @@ class ModelNew(Model):
     The forward follows ModelNew's rule (above): the fused kernel for the input's dtype and the TF32 switch,
     the general path where no fused kernel runs the shape, PyTorch where PyTorch is faster; `route(x)` says
     which. `variant` forces one route (a variant name, GENERAL or EAGER), for A/B timing. Under autocast it
-    computes in the autocast dtype, as eager's conv does. It trains: gradients are eager's (PyTorch's own
-    backward ops on recomputed activations). It is a torch.library operator (fused_jit::dwsep_conv1d), so
+    computes in the autocast dtype, as eager's conv does. It trains: the activations are recomputed from x, the
+    1x1 conv's gradients are PyTorch's, and SiLU's and the depthwise's come from one kernel
+    (kernels/dw_silu_backward.cu, float32 on CUDA; `backward="eager"`: PyTorch's ops, eager's bits). It is a torch.library operator (fused_jit::dwsep_conv1d), so
     torch.compile(fullgraph=True) and torch.export take it whole.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, dilation: int = 1,
-                 bias: bool = True, variant: str | None = None):
+                 bias: bool = True, variant: str | None = None, backward: str = "dw_kernel"):
         super().__init__(in_channels, out_channels, kernel_size, dilation, bias)
         if variant is not None and variant not in ROUTES:
             variant_info(variant)  # unknown names fail here, not at the first forward
-        self.variant = variant
+        if backward not in BACKWARDS:
+            raise ValueError(f"backward must be one of {sorted(BACKWARDS)}; got {backward!r}")
+        self.variant, self.backward = variant, backward
 
     def _inputs(self, x: torch.Tensor):
         if not isinstance(x, torch.Tensor):
@@ -260,9 +277,11 @@ class ModelNew(Model):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x, args = self._inputs(x)
-        if torch.compiler.is_compiling() or (torch.is_grad_enabled() and (x.requires_grad or any(
-                isinstance(a, torch.Tensor) and a.requires_grad for a in args))):
-            return dwsep_conv1d(x, *args, self.variant or "")  # the operator: graph capture, autograd
+        if torch.compiler.is_compiling():
+            return dwsep_conv1d(x, *args, self.variant or "")  # the operator: graph capture (and its autograd)
+        if torch.is_grad_enabled() and (x.requires_grad or any(
+                isinstance(a, torch.Tensor) and a.requires_grad for a in args)):
+            return _train_impl(x, *args, self.variant or "", self.backward)  # one C++ autograd function
         # eager inference: the same implementation without the custom op's Python dispatch (~60 us of host time
         # per call on the H200 host: 113 vs 54 us at B=1 C=64 T=2047, logs/*_route_overhead.log)
         if torch.is_autocast_enabled(x.device.type):

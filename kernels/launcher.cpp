@@ -5,6 +5,10 @@
 #include <string>
 #include "fused_args.h"
 #ifdef FUSED_CUDA
+#define DWSEP_BACKWARD_KERNEL 1  // dw_silu_backward.cu is built beside every CUDA variant (jit.build_plan)
+#endif
+#include "eager_autograd.h"
+#ifdef FUSED_CUDA
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -163,11 +167,31 @@ torch::Tensor forward(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::
   return y;
 }
 
+// The fused forward with a C++ backward (eager_autograd.h: eager's ops, or on CUDA in float32 the depthwise half by
+// dw_silu_backward.cu): what ModelNew and the exported file call when gradients are on. The weights keep their
+// dtype (their gradients come in that dtype, as eager's).
+struct FusedForward {
+  static torch::Tensor run(const torch::Tensor& x, const torch::Tensor& w_dw, const c10::optional<torch::Tensor>& b_dw,
+                           const torch::Tensor& w_pw, const c10::optional<torch::Tensor>& b_pw, int64_t dilation,
+                           int64_t padding) {
+    return forward(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, c10::nullopt);
+  }
+};
+
+torch::Tensor forward_train(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw,
+                            torch::Tensor w_pw, c10::optional<torch::Tensor> b_pw, int64_t dilation,
+                            int64_t padding, int64_t backward) {
+  return dwsep::DwSepFunction<FusedForward>::apply(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, backward);
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "fused depthwise-dilated Conv1d + SiLU + pointwise Conv1d, variant " FUSED_VARIANT;
   m.attr("variant") = FUSED_VARIANT;
   m.def("forward", &forward, "y = pw(silu(dw(x)))", py::arg("x"), py::arg("w_dw"), py::arg("b_dw"),
         py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"), py::arg("padding"), py::arg("out") = py::none());
+  m.def("forward_train", &forward_train, "y = pw(silu(dw(x))) with autograd; backward 0: eager's ops, 1: dw_silu_backward.cu where it runs",
+        py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
+        py::arg("padding"), py::arg("backward") = 1);
   m.def("why_unsupported", &why_unsupported, "'' when this variant can compute these inputs, else why not",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
         py::arg("padding"));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One session on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
-#   scripts/h200.sh [build] [check] [sanitize] [bench] [test] [kernelbench] [shapes] [notebooks]
+#   scripts/h200.sh [build] [check] [sanitize] [bench] [test] [kernelbench] [export_timing] [backward] [train]
+#                   [shapes] [notebooks]
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
 # New results rows go to $OUT/timings_new.csv (merged into results/timings.csv afterwards with
 # `python scripts/merge_results.py`); everything printed goes to $OUT/session.log.
@@ -50,6 +51,12 @@ for stage in $stages; do
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/kbsite .kb/whl/*.whl
     PYTHONPATH=/tmp/kbsite:.kb/stubs timeout ${KB_TIMEOUT:-500} python3 scripts/kernelbench_eval.py --kernelbench .kb/src \
       --out "$OUT/kernelbench.csv" 2>&1 | grep -v "^\[Profiling\]\|^Trial\|Warning" ;;
+  export_timing)
+    log "the exported file under KernelBench's timer (scripts/export_timing.py)"
+    (cd scripts && timeout 300 python3 export_timing.py) 2>&1 | grep -v -i "warn\|return forward_call" ;;
+  backward)
+    log "backward: gradients vs float64 and eager, fwd+bwd and bwd timed (scripts/backward_bench.py)"
+    timeout 300 python3 scripts/backward_bench.py 2>&1 | grep -v -i "warn\|return forward_call" ;;
   train)
     log "training check (scripts/train_check.py) and the operator's cost (scripts/op_overhead.py)"
     timeout 120 python3 scripts/train_check.py --out "$OUT" 2>&1 | grep -v -i warn

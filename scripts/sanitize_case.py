@@ -1,7 +1,8 @@
 """Run one variant on a few small, awkward shapes (for compute-sanitizer memcheck / racecheck).
 Usage: compute-sanitizer --tool memcheck python scripts/sanitize_case.py VARIANT [NAME=VALUE ...]
 (NAME=VALUE: compile-time parameters over the variant's tuned ones). VARIANT `general`: the general path's
-dw_silu kernel (kernels/dw_silu.cu) in every dtype, against eager."""
+dw_silu kernel (kernels/dw_silu.cu) in every dtype, against eager. VARIANT `backward`: the depthwise half of the
+backward (kernels/dw_silu_backward.cu) through the general path's forward_train, gradients against eager's."""
 import sys
 from pathlib import Path
 
@@ -25,6 +26,22 @@ if variant == fj.GENERAL:
             worst = max(worst, fj.max_diff(act, torch.nn.functional.silu(m.dw(x))))
     print(f"sanitize_case general: max |act - eager's act| = {worst:.3g} (bit-identical: 0)")
     sys.exit(0 if worst == 0 else 1)
+if variant == "backward":
+    worst = 0.0
+    for i, s in enumerate([dict(B=2, C_in=8, C_out=3, T=5, K=7, dilation=3, bias=True),      # T below the span
+                           dict(B=1, C_in=24, C_out=16, T=2100, K=4, dilation=3, bias=False),  # 3 tiles, odd T_out
+                           dict(B=2, C_in=16, C_out=8, T=1024, K=5, dilation=2, bias=True)]):  # one full tile
+        model, x = fj.make_case(s, torch.float32, "cuda", seed=i)
+        args = fj.forward_args(model)
+        xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        y = fj.general_kernel().forward_train(xs, *args, 1)
+        gy = torch.randn_like(y)
+        got = torch.autograd.grad(y, [xs, *model.parameters()], gy)
+        want = torch.autograd.grad(model(xr), [xr, *model.parameters()], gy)
+        torch.cuda.synchronize()
+        worst = max([worst] + [fj.max_diff(a, b) / max(1e-30, float(b.abs().max())) for a, b in zip(got, want)])
+    print(f"sanitize_case backward: worst max |grad - eager's| / max |eager's| = {worst:.3g} (bound 1e-4)")
+    sys.exit(0 if worst <= 1e-4 else 1)
 defines = fj.defines_over_tuned(variant, sys.argv[2:])
 info = fj.variant_info(variant)
 shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   # the headline's tiles

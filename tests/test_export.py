@@ -33,10 +33,12 @@ def test_structure_follows_kernelbench_rules(exported):
 
 def test_export_serves_its_kernels_accuracy_class_and_routes_the_rest(tmp_path):
     """The fused kernel serves inputs of its class (tf32: float32 with TF32 on; strict: off; bf16: 16-bit), the
-    general path (dw_silu + PyTorch's 1x1 conv) the rest; an sm_90a kernel is built only on such a GPU."""
+    general path (dw_silu + PyTorch's 1x1 conv, kernels/general.cpp) the rest; gradients on: each extension's
+    forward_train (one C++ autograd node); an sm_90a kernel is built only on such a GPU."""
     text = fj.export_modelnew(None, tmp_path / "d.py").read_text()
     assert "x.dtype == torch.float32 and torch.backends.cudnn.allow_tf32" in text
-    assert "general.dw_silu(" in text and "torch.nn.functional.conv1d(" in text
+    assert "at::conv1d(dw_silu(x, w_dw, b_dw, dilation, padding), w_pw, b_pw)" in text
+    assert "ext.forward_train(" in text and "dwsep::DwSepFunction<FusedForward>::apply" in text
     assert "torch.cuda.get_device_capability() == (9, 0)" in text
     strict = fj.export_modelnew("wgmma_3xtf32", tmp_path / "s.py").read_text()
     assert "x.dtype == torch.float32 and not torch.backends.cudnn.allow_tf32" in strict

@@ -101,6 +101,32 @@ def test_training_gets_eagers_gradients_cpu():
         torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("bias", [True, False])
+def test_forward_train_is_one_cpp_autograd_node_with_eagers_gradients(bias):
+    """ModelNew with gradients on calls the route's forward_train (kernels/eager_autograd.h): one C++ autograd
+    node, gradients equal to eager's for whichever inputs want one (here the CPU variant's)."""
+    torch.manual_seed(3)
+    ref, new = fj.Model(6, 10, 3, 4, bias=bias), fj.ModelNew(6, 10, 3, 4, bias=bias)
+    new.load_state_dict(ref.state_dict())
+    x = torch.randn(2, 6, 41)
+    y = new(x)
+    assert "DwSepFunction" in y.grad_fn.name(), y.grad_fn.name()
+    gy = torch.randn_like(y)
+    y.backward(gy)
+    ref(x).backward(gy)
+    for (name, p), q in zip(new.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-6, msg=name)
+    new.zero_grad()
+    ref.zero_grad()
+    new.dw.weight.requires_grad_(False)  # only some inputs want a gradient: x and the pointwise weights
+    xr, xn = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    new(xn).backward(gy)
+    ref(xr).backward(gy)
+    assert new.dw.weight.grad is None
+    torch.testing.assert_close(xn.grad, xr.grad, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(new.pw.weight.grad, ref.pw.weight.grad, rtol=1e-5, atol=1e-6)
+
+
 def test_the_operator_passes_opcheck_gradcheck_and_compiles_fullgraph():
     """fused_jit::dwsep_conv1d as PyTorch's own tools check an operator (schema, fake tensor, autograd
     registration), float64 gradcheck, torch.compile(fullgraph=True) and torch.export of a model holding it."""

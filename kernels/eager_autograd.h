@@ -1,0 +1,135 @@
+// eager_autograd.h: y = pw(silu(dw(x))) as a C++ autograd function: the forward is an extension's own (a fused
+// rung's kernel, or the general path), the backward is eager's. Included by launcher.cpp (every variant) and
+// general.cpp (the general path), so training and KernelBench's timing loop (which runs with gradients on) pay
+// one C++ call per forward instead of a Python autograd.Function (~50 us of host time per call on the H200
+// host, more than a small shape's GPU time: results/logs/2026-12-01_0b02739_export_timing.log).
+//
+// The backward is what autograd runs for Model, op for op (fusedkit.routing.eager_backward is its Python twin,
+// used by the torch.library operator): the activations recomputed from x (x is C_in x T, act as large, so
+// saving x instead of act costs one depthwise + SiLU in the backward and no memory), then PyTorch's
+// convolution_backward of the 1x1 conv, silu_backward, convolution_backward of the depthwise. So gradients
+// are eager's, bit for bit, under the same TF32 switch.
+//
+// Builds that define DWSEP_BACKWARD_KERNEL (every CUDA variant and the general path) link dw_silu_backward.cu:
+// there, for float32 CUDA input, backward mode 1 (the default) replaces eager's silu_backward and depthwise
+// convolution_backward by that one kernel (rung 1 of the backward ladder); mode 0 keeps eager's ops throughout.
+#pragma once
+#include <torch/extension.h>
+
+#include <array>
+#include <tuple>
+#include <vector>
+
+#ifdef DWSEP_BACKWARD_KERNEL
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include "dw_backward_args.h"
+#endif
+
+namespace dwsep {
+
+// Whether dw_silu_backward.cu computes the depthwise half of the backward for these inputs.
+inline bool dw_kernel_runs(const at::Tensor& x, const at::Tensor& ga, const at::Tensor& w_dw, const at::Tensor& b_dw,
+                           int64_t dilation, int64_t padding) {
+#ifdef DWSEP_BACKWARD_KERNEL
+  const int64_t halo = (w_dw.size(2) - 1) * dilation;
+  auto f32 = [](const at::Tensor& t) { return !t.defined() || t.scalar_type() == at::kFloat; };
+  return x.is_cuda() && f32(x) && f32(ga) && f32(w_dw) && f32(b_dw) && padding <= halo && halo <= 1024;
+#else
+  (void)x; (void)ga; (void)w_dw; (void)b_dw; (void)dilation; (void)padding;
+  return false;
+#endif
+}
+
+// (dx, dW_dw, db_dw) from ga = dL/d act by dw_silu_backward.cu (see dw_kernel_runs).
+inline std::array<at::Tensor, 3> dw_kernel_backward(const at::Tensor& ga, const at::Tensor& x, const at::Tensor& w_dw,
+                                                     const at::Tensor& b_dw, int64_t dilation, int64_t padding) {
+#ifdef DWSEP_BACKWARD_KERNEL
+  const c10::cuda::CUDAGuard guard(x.device());
+  const at::Tensor xc = x.contiguous(), gc = ga.contiguous(), w = w_dw.contiguous();
+  const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
+  DwBackwardArgs a{};
+  a.x = xc.data_ptr<float>();
+  a.ga = gc.data_ptr<float>();
+  a.w_dw = w.data_ptr<float>();
+  a.b_dw = bc.defined() ? bc.data_ptr<float>() : nullptr;
+  a.B = xc.size(0); a.C = xc.size(1); a.T = xc.size(2); a.T_out = gc.size(2);
+  a.K = static_cast<int>(w.size(2)); a.dilation = static_cast<int>(dilation); a.padding = static_cast<int>(padding);
+  at::Tensor dx = at::empty_like(xc);
+  at::Tensor partial = at::empty({dw_backward_tiles(a), a.B, a.C, a.K + 1}, xc.options());
+  a.dx = dx.data_ptr<float>();
+  a.partial = partial.data_ptr<float>();
+  if (dx.numel() > 0) {
+    dw_silu_backward(a, c10::cuda::getCurrentCUDAStream().stream());
+    const cudaError_t err = cudaGetLastError();
+    TORCH_CHECK(err == cudaSuccess, "dw_silu_backward: kernel launch failed: ", cudaGetErrorString(err));
+  }
+  const at::Tensor sums = partial.sum({0, 1});  // (C, K + 1): deterministic
+  return {dx, sums.narrow(1, 0, a.K).reshape(w_dw.sizes()).contiguous(),
+          b_dw.defined() ? sums.select(1, a.K).contiguous() : at::Tensor()};
+#else
+  (void)ga; (void)x; (void)w_dw; (void)b_dw; (void)dilation; (void)padding;
+  TORCH_CHECK(false, "dw_silu_backward is not built into this extension");
+  return {};
+#endif
+}
+
+// (gx, gw_dw, gb_dw, gw_pw, gb_pw); an entry is undefined where `need` is false (or its bias is absent).
+inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w_dw,
+                                                const at::Tensor& b_dw, const at::Tensor& w_pw,
+                                                const at::Tensor& b_pw, int64_t dilation, int64_t padding,
+                                                std::array<bool, 5> need, int64_t mode = 0) {
+  const int64_t c = x.size(1);
+  const at::Tensor v = at::convolution(x, w_dw, b_dw, {1}, {padding}, {dilation}, false, {0}, c);
+  const at::Tensor a = at::silu(v);
+  const bool need_act = need[0] || need[1] || need[2];
+  const std::vector<int64_t> pw_bias{w_pw.size(0)}, dw_bias{c};
+  at::Tensor ga, gw_pw, gb_pw;
+  std::tie(ga, gw_pw, gb_pw) = at::convolution_backward(
+      gy, a, w_pw, b_pw.defined() ? at::OptionalIntArrayRef(pw_bias) : at::OptionalIntArrayRef(), {1}, {0}, {1},
+      false, {0}, 1, {need_act, need[3], need[4] && b_pw.defined()});
+  std::array<at::Tensor, 5> g{at::Tensor(), at::Tensor(), at::Tensor(), gw_pw, gb_pw};
+  if (need_act && mode == 1 && dw_kernel_runs(x, ga, w_dw, b_dw, dilation, padding)) {
+    const auto d = dw_kernel_backward(ga, x, w_dw, b_dw, dilation, padding);
+    for (int i = 0; i < 3; ++i)
+      if (need[i]) g[i] = d[i];
+  } else if (need_act) {
+    std::tie(g[0], g[1], g[2]) = at::convolution_backward(
+        at::silu_backward(ga, v), x, w_dw, b_dw.defined() ? at::OptionalIntArrayRef(dw_bias) : at::OptionalIntArrayRef(),
+        {1}, {padding}, {dilation}, false, {0}, c, {need[0], need[1], need[2] && b_dw.defined()});
+  }
+  return g;
+}
+
+// Impl::run(x, w_dw, b_dw, w_pw, b_pw, dilation, padding) -> y computes the forward (autograd is off inside).
+// `backward`: 0 = eager's ops throughout, 1 = dw_silu_backward.cu for the depthwise half where it runs.
+template <class Impl>
+struct DwSepFunction : public torch::autograd::Function<DwSepFunction<Impl>> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w_dw,
+                            const c10::optional<at::Tensor>& b_dw, const at::Tensor& w_pw,
+                            const c10::optional<at::Tensor>& b_pw, int64_t dilation, int64_t padding,
+                            int64_t backward) {
+    const at::Tensor bd = b_dw ? *b_dw : at::Tensor(), bp = b_pw ? *b_pw : at::Tensor();
+    ctx->save_for_backward({x, w_dw, bd, w_pw, bp});
+    ctx->saved_data["dilation"] = dilation;
+    ctx->saved_data["padding"] = padding;
+    ctx->saved_data["backward"] = backward;
+    return Impl::run(x, w_dw, b_dw, w_pw, b_pw, dilation, padding);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto s = ctx->get_saved_variables();
+    // needs_input_grad counts the inputs that are tensors: x, w_dw, [b_dw], w_pw, [b_pw]
+    std::array<bool, 5> need{};
+    size_t edge = 0;
+    for (int i = 0; i < 5; ++i)
+      if (s[i].defined()) need[i] = ctx->needs_input_grad(edge++);
+    const auto g = eager_backward(grads[0], s[0], s[1], s[2], s[3], s[4], ctx->saved_data["dilation"].toInt(),
+                                  ctx->saved_data["padding"].toInt(), need, ctx->saved_data["backward"].toInt());
+    return {g[0], g[1], g[2], g[3], g[4], at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace dwsep
