@@ -1,9 +1,10 @@
 // dw_silu_backward.cu: the depthwise + SiLU half of the backward in one kernel (contract: dw_backward_args.h).
 // Rung 1 of the backward ladder. Eager runs this half as four kernels over HBM: the forward's depthwise and SiLU
 // again (v, act), silu_backward (gv), then the depthwise's convolution_backward (dx, and a weight-gradient kernel
-// that reduces over B*T). Here one block owns a (b, c) row and a tile of kTile time steps: it recomputes v from x,
-// forms gv in shared memory (with the (K-1)*dilation halo the transposed depthwise needs), writes dx, and reduces
-// gv*x and gv into K+1 partial sums. Bytes: read x and ga once, write dx once (plus the halo re-reads, L2 hits).
+// that reduces over B*T). Here one block owns a (b, c) row and a tile of kTile time steps: it stages x (with a
+// (K-1)*dilation halo each side) in shared memory, recomputes v, forms gv in shared memory (with the halo the
+// transposed depthwise needs), writes dx, and reduces gv*x and gv into K+1 partial sums. Bytes: read x and ga
+// once, write dx once (plus the halo re-reads, L2 hits).
 // The 1x1 conv's backward (dact = W_pw^T dy, dW_pw = dy act^T) stays with PyTorch: fusing it is the next rung.
 //
 // Prediction: memory-bound, ~3 x 16.8 MB at the headline (x, ga, dx) = 50 MB: ~15 us at the copy rate, against
@@ -19,58 +20,61 @@
 
 namespace dwbw {
 
-constexpr int kThreads = 256, kTile = 1024, kMaxHalo = 1024;  // halo beyond kMaxHalo: taps read gv from global
+constexpr int kThreads = 256, kTile = 1024, kMaxHalo = 1024;  // (K-1)*dilation <= kMaxHalo: <= 20.5 KB of smem
 
 __global__ void __launch_bounds__(kThreads) dw_silu_backward_kernel(DwBackwardArgs a) {
-  extern __shared__ float gv_s[];  // gv over [t_lo, t_lo + span)
+  // shared memory: the K weights, x over [t0 - halo, t0 + kTile + halo) (zero outside [0, T)), gv over
+  // [t_lo, t_lo + kTile + halo) with t_lo = t0 + padding - halo (zero outside [0, T_out))
+  extern __shared__ float smem[];
   __shared__ float red[kThreads / 32];
+  const int K = a.K, d = a.dilation, p = a.padding, halo = (K - 1) * d;
+  float* ws = smem;
+  float* xs = ws + K;
+  float* gv_s = xs + kTile + 2 * halo;
   const int64_t row = blockIdx.x;  // b * C + c
   const int64_t b = row / a.C, c = row % a.C;
   const int64_t tile = blockIdx.y, t0 = tile * kTile;
-  const int K = a.K, d = a.dilation, p = a.padding;
   const float* xr = a.x + row * a.T;
   const float* gr = a.ga + row * a.T_out;
-  const float* w = a.w_dw + c * K;
   const float bias = a.b_dw ? a.b_dw[c] : 0.0f;
-  const int64_t halo = static_cast<int64_t>(K - 1) * d;
-  // gv indices dx needs: t = t' + p - k*d for t' in [t0, t0 + kTile), k in [0, K)
-  const int64_t t_lo = t0 + p - halo, span = kTile + halo;
-  for (int64_t i = threadIdx.x; i < span; i += kThreads) {
+  for (int k = threadIdx.x; k < K; k += kThreads) ws[k] = a.w_dw[c * K + k];
+  const int64_t x0 = t0 - halo;
+  for (int i = threadIdx.x; i < kTile + 2 * halo; i += kThreads) {
+    const int64_t src = x0 + i;
+    xs[i] = (src >= 0 && src < a.T) ? __ldg(xr + src) : 0.0f;
+  }
+  __syncthreads();
+  // gv[t] for t = t_lo + i: v from x[t - p + k*d], whose xs index is i + k*d (t - p - x0 = i)
+  const int64_t t_lo = t0 + p - halo;
+  for (int i = threadIdx.x; i < kTile + halo; i += kThreads) {
     const int64_t t = t_lo + i;
     float g = 0.0f;
     if (t >= 0 && t < a.T_out) {
       float v = bias;
-      int64_t src = t - p;
-      for (int k = 0; k < K; ++k, src += d)
-        if (src >= 0 && src < a.T) v = fmaf(__ldg(w + k), __ldg(xr + src), v);
+      for (int k = 0; k < K; ++k) v = fmaf(ws[k], xs[i + k * d], v);
       const float s = 1.0f / (1.0f + expf(-v));
       g = __ldg(gr + t) * s * (1.0f + v * (1.0f - s));
     }
     gv_s[i] = g;
   }
   __syncthreads();
-  // dx[t'] = sum_k w[k] * gv[t' + p - k*d]: gv_s index t' - t0 + halo - k*d
+  // dx[t'] = sum_k w[k] * gv[t' + p - k*d]: gv_s index (t' - t0) + halo - k*d
   for (int i = threadIdx.x; i < kTile; i += kThreads) {
     const int64_t tp = t0 + i;
     if (tp >= a.T) break;
     float acc = 0.0f;
-    for (int k = 0; k < K; ++k) acc = fmaf(__ldg(w + k), gv_s[i + halo - static_cast<int64_t>(k) * d], acc);
+    for (int k = 0; k < K; ++k) acc = fmaf(ws[k], gv_s[i + halo - k * d], acc);
     a.dx[row * a.T + tp] = acc;
   }
-  // partial sums over the gv this tile owns, t in [t0, t0 + kTile) (gv_s index t - t_lo)
+  // partial sums over the gv this tile owns, t in [t0, t0 + kTile): gv_s index i + halo - p, and
+  // x[t - p + k*d] at xs index i + halo - p + k*d
   float* out = a.partial + ((tile * a.B + b) * a.C + c) * (K + 1);
   for (int k = 0; k <= K; ++k) {
     float sum = 0.0f;
     for (int i = threadIdx.x; i < kTile; i += kThreads) {
-      const int64_t t = t0 + i;
-      if (t >= a.T_out) break;
-      const float g = gv_s[t - t_lo];
-      if (k == K) {
-        sum += g;
-      } else {
-        const int64_t src = t - p + static_cast<int64_t>(k) * d;
-        if (src >= 0 && src < a.T) sum = fmaf(g, __ldg(xr + src), sum);
-      }
+      if (t0 + i >= a.T_out) break;
+      const float g = gv_s[i + halo - p];
+      sum = k == K ? sum + g : fmaf(g, xs[i + halo - p + k * d], sum);
     }
     for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
     if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = sum;
@@ -99,7 +103,7 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   const int64_t tiles = dw_backward_tiles(a);
   if (a.B * a.C > 0x7fffffff || tiles > 65535)
     throw std::runtime_error("dw_silu_backward: shape exceeds the launch grid");
-  const size_t smem = static_cast<size_t>(dwbw::kTile + halo) * sizeof(float);
+  const size_t smem = static_cast<size_t>(a.K + 2 * dwbw::kTile + 3 * halo) * sizeof(float);
   const dim3 grid(static_cast<unsigned>(a.B * a.C), static_cast<unsigned>(tiles));
   dwbw::dw_silu_backward_kernel<<<grid, dwbw::kThreads, smem, static_cast<cudaStream_t>(stream)>>>(a);
 }
