@@ -65,7 +65,8 @@ inline std::array<at::Tensor, 3> dw_kernel_backward(const at::Tensor& ga, const 
     const cudaError_t err = cudaGetLastError();
     TORCH_CHECK(err == cudaSuccess, "dw_silu_backward: kernel launch failed: ", cudaGetErrorString(err));
   }
-  const at::Tensor sums = partial.sum({0, 1});  // (C, K + 1): deterministic
+  const int64_t tile_and_batch[2] = {0, 1};  // an explicit IntArrayRef: sum({0, 1}) is ambiguous for some g++
+  const at::Tensor sums = partial.sum(at::IntArrayRef(tile_and_batch, 2));  // (C, K + 1): deterministic
   return {dx, sums.narrow(1, 0, a.K).reshape(w_dw.sizes()).contiguous(),
           b_dw.defined() ? sums.select(1, a.K).contiguous() : at::Tensor()};
 #else
