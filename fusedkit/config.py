@@ -66,8 +66,9 @@ GENERAL, EAGER = "general", "eager"
 
 
 ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
-# ModelNew's backward (kernels/eager_autograd.h): "dw_kernel" (default) runs SiLU's and the depthwise's backward as one
-# kernel (kernels/dw_silu_backward.cu) for float32 CUDA input; "eager" runs PyTorch's backward ops throughout.
+# ModelNew's backward (kernels/eager_autograd.h): "eager" (default) runs PyTorch's backward ops throughout (eager's
+# gradients, bit for bit); "dw_kernel" runs SiLU's and the depthwise's backward as one kernel
+# (kernels/dw_silu_backward.cu) for float32 CUDA input: rung 1 of the backward ladder, not yet run on a GPU.
 BACKWARDS = {"eager": 0, "dw_kernel": 1}
 
 

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from .config import DEFAULT_EXPORT_VARIANT, LAUNCHER, BACKWARD_KERNEL
+from .config import DEFAULT_EXPORT_VARIANT, LAUNCHER
 from .registry import variant_info
 from .jit import source_hash, _INCLUDE
 
@@ -58,10 +58,9 @@ def export_modelnew(variant: str | None = None, path: str | Path | None = None) 
     kdir = v.path.parent
     defines = f'#define FUSED_VARIANT "{variant}"\n#define FUSED_CUDA 1\n'
     cpp = defines + _strip_comments(_inline_headers(kdir / LAUNCHER, kdir, set()))
-    backward = _strip_comments(_inline_headers(kdir / BACKWARD_KERNEL, kdir, set()))
-    cuda = defines + _strip_comments(_inline_headers(v.path, kdir, set())) + "\n" + backward
-    general_cpp = _strip_comments(_inline_headers(kdir / "general.cpp", kdir, set()))
-    general = _strip_comments((kdir / "dw_silu.cu").read_text()) + "\n" + backward
+    cuda = defines + _strip_comments(_inline_headers(v.path, kdir, set()))
+    general_cpp = _strip_comments(_inline_headers(kdir / "general.cpp", kdir, set()))  # eager's backward ops only
+    general = _strip_comments((kdir / "dw_silu.cu").read_text())
     for src in (cpp, cuda, general_cpp, general):
         if '"""' in src:
             raise ValueError("kernel source contains a triple quote; cannot embed it")
@@ -81,9 +80,8 @@ used when {_EXPORT_CONDITION[v.accuracy]}, its launcher accepts the shape and, m
 shape, it reproduces eager there (cuDNN chooses per shape whether eager's 1x1 conv runs in TF32).
 Everywhere else the general path: kernels/dw_silu.cu computes silu(dw(x)) with eager's exact numerics and
 PyTorch's own 1x1 conv finishes, so the output follows torch.backends.cudnn.allow_tf32 as eager's does.
-Empty input: PyTorch's own ops. With gradients on, one C++ autograd function: the activations recomputed from x,
-PyTorch's convolution_backward for the 1x1 conv, then (float32 on CUDA) kernels/dw_silu_backward.cu for SiLU and
-the depthwise in one kernel, else eager's silu_backward and convolution_backward.
+Empty input: PyTorch's own ops. With gradients on, one C++ autograd function whose backward is eager's own ops
+(the activations recomputed from x; convolution_backward, silu_backward).
 Self-contained: needs torch, ninja and nvcc.
 """
 import torch

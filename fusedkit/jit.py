@@ -120,7 +120,8 @@ def build_plan(v: Variant, defines: dict | None):
     """Extension name (content-hashed), sources and flags for one variant + compile-time defines."""
     kdir = v.path.parent
     preamble = f'#line 1 "<fused_jit defines for {v.name}>"\n#define FUSED_VARIANT "{v.name}"\n'
-    preamble += "#define FUSED_CUDA 1\n" if v.device == "cuda" else ""
+    # CUDA builds link the depthwise half of the backward (kernels/dw_silu_backward.cu; eager_autograd.h uses it)
+    preamble += "#define FUSED_CUDA 1\n#define DWSEP_BACKWARD_KERNEL 1\n" if v.device == "cuda" else ""
     preamble += "".join(f"#define {k} {val}\n" for k, val in sorted((defines or {}).items()))
 
     def with_line(path: Path) -> str:  # compiler messages name kernels/<file>:<line>, not the build copy
@@ -257,7 +258,7 @@ def general_kernel():
     files = _with_headers(cpp, kdir) + _with_headers(cu, kdir) + _with_headers(bw, kdir)
     h = hashlib.sha256(repr(([f.name for f in files], [f.read_bytes() for f in files], arch, torch.__version__,
                              torch.version.cuda, sys.version_info[:2])).encode())
-    kwargs = dict(cpp_sources=f'#line 1 "{cpp}"\n' + cpp.read_text(),
+    kwargs = dict(cpp_sources=f'#define DWSEP_BACKWARD_KERNEL 1\n#line 1 "{cpp}"\n' + cpp.read_text(),
                   cuda_sources=f'#line 1 "{cu}"\n' + cu.read_text() + f'\n#line 1 "{bw}"\n' + bw.read_text(),
                   extra_cflags=["-O3"],
                   extra_cuda_cflags=["-O3", "-lineinfo"], extra_include_paths=[str(kdir)], with_cuda=True,

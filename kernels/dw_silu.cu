@@ -11,10 +11,8 @@
 //   - the SiLU as aten's: x / (1 + exp(-x)) in float on the value in x's dtype, rounded to x's dtype.
 //   For float16 without dilation eager may take cuDNN's depthwise instead (another summation order): there the
 //   result is within float16's rounding of eager's, not bit-identical.
-// Layout: one block per (row of B*C_in, span of kTile outputs); the block stages its x window in shared memory,
-// thread i takes outputs i, i + 256, ... Memory-bound: x read once from DRAM, act written once.
-// Limits: a window (K-1)*dilation beyond 48 KB of shared memory (> 11264 steps) runs PyTorch's own depthwise +
-// SiLU instead; T_out / 1024 <= 65535.
+// Layout: one block per (row of B*C_in, span of kTile outputs); thread i takes outputs i, i + 256, ... so every
+// tap is a coalesced read (the K taps of a row hit L1). Memory-bound: x read once from DRAM, act written once.
 #include <torch/extension.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -37,39 +35,25 @@ __device__ __forceinline__ void dws_store(float* p, float v) { *p = v; }
 __device__ __forceinline__ void dws_store(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
 __device__ __forceinline__ void dws_store(__half* p, float v) { *p = __float2half_rn(v); }
 
-// x over the tile's window [t0 - padding, t0 - padding + kTile + halo) is staged in shared memory as float (zero
-// outside [0, T): fmaf(w, 0, acc) == acc, so a zero tap is a skipped tap), with coalesced loads; each output then
-// reads its K taps from shared memory. (The first form read every tap through L1 with a bounds check per tap:
-// 57 us for the 67 MB of B=16, C=256, T=2048 on the H200, 1.2 TB/s: results/logs/2026-12-01_0b02739_export_timing.log.)
 template <typename T>
 __global__ void __launch_bounds__(kThreads) dw_silu_kernel(const T* __restrict__ x, const float* __restrict__ w,
                                                           const float* __restrict__ b, T* __restrict__ act,
                                                           int C, int64_t T_in, int64_t T_out, int K, int dilation,
                                                           int padding) {
-  extern __shared__ float smem[];  // K weights, then the x window
-  float* ws = smem;
-  float* xs = smem + K;
   const int64_t row = blockIdx.x;  // b * C + c
   const int c = static_cast<int>(row % C);
   const T* xr = x + row * T_in;
+  const float* wr = w + static_cast<int64_t>(c) * K;
   const float bias = b ? b[c] : 0.0f;
-  const int64_t t0 = static_cast<int64_t>(blockIdx.y) * kTile;
-  const int halo = (K - 1) * dilation;
-  const int span = kTile + halo;
-  for (int k = threadIdx.x; k < K; k += kThreads) ws[k] = w[static_cast<int64_t>(c) * K + k];
-  const int64_t src0 = t0 - padding;
-  for (int i = threadIdx.x; i < span; i += kThreads) {
-    const int64_t src = src0 + i;
-    xs[i] = (src >= 0 && src < T_in) ? dws_load(xr + src) : 0.0f;
-  }
-  __syncthreads();
+  const int64_t t_first = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.x;
 #pragma unroll
-  for (int j = 0; j < kPerThread; ++j) {
-    const int i = threadIdx.x + j * kThreads;
-    const int64_t t = t0 + i;
+  for (int i = 0; i < kPerThread; ++i) {
+    const int64_t t = t_first + i * kThreads;
     if (t >= T_out) break;
     float acc = bias;
-    for (int k = 0; k < K; ++k) acc = fmaf(ws[k], xs[i + k * dilation], acc);
+    int64_t src = t - padding;
+    for (int k = 0; k < K; ++k, src += dilation)
+      if (src >= 0 && src < T_in) acc = fmaf(__ldg(wr + k), dws_load(xr + src), acc);
     const float v = dws_round(acc, static_cast<T*>(nullptr));
     dws_store(act + row * T_out + t, v / (1.0f + expf(-v)));
   }
@@ -112,29 +96,22 @@ torch::Tensor dw_silu(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::
   torch::Tensor act = torch::empty({B, C, T_out}, xc.options());
   if (act.numel() == 0) return act;
   const dim3 grid(static_cast<unsigned>(B * C), static_cast<unsigned>((T_out + kTile - 1) / kTile));
-  const int64_t halo = (K - 1) * dilation;
-  const size_t smem = static_cast<size_t>(K + kTile + halo) * sizeof(float);
-  if (smem > 48 * 1024)  // a window beyond shared memory: PyTorch's own depthwise and SiLU (eager's bits too)
-    return at::silu(at::conv1d(xc, w_dw.to(xc.device(), xc.scalar_type()),
-                               b_dw ? c10::optional<at::Tensor>(b_dw->to(xc.device(), xc.scalar_type()))
-                                    : c10::optional<at::Tensor>(),
-                               1, padding, dilation, C));
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const float* bp = b_dw ? b.data_ptr<float>() : nullptr;
   const int Ci = static_cast<int>(C), Ki = static_cast<int>(K), Di = static_cast<int>(dilation),
             Pi = static_cast<int>(padding);
   switch (x.scalar_type()) {
     case torch::kFloat:
-      dw_silu_kernel<float><<<grid, kThreads, smem, stream>>>(xc.data_ptr<float>(), w.data_ptr<float>(), bp,
+      dw_silu_kernel<float><<<grid, kThreads, 0, stream>>>(xc.data_ptr<float>(), w.data_ptr<float>(), bp,
                                                            act.data_ptr<float>(), Ci, T_in, T_out, Ki, Di, Pi);
       break;
     case torch::kBFloat16:
-      dw_silu_kernel<__nv_bfloat16><<<grid, kThreads, smem, stream>>>(
+      dw_silu_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(
           reinterpret_cast<const __nv_bfloat16*>(xc.data_ptr()), w.data_ptr<float>(), bp,
           reinterpret_cast<__nv_bfloat16*>(act.data_ptr()), Ci, T_in, T_out, Ki, Di, Pi);
       break;
     default:
-      dw_silu_kernel<__half><<<grid, kThreads, smem, stream>>>(reinterpret_cast<const __half*>(xc.data_ptr()),
+      dw_silu_kernel<__half><<<grid, kThreads, 0, stream>>>(reinterpret_cast<const __half*>(xc.data_ptr()),
                                                             w.data_ptr<float>(), bp,
                                                             reinterpret_cast<__half*>(act.data_ptr()), Ci, T_in,
                                                             T_out, Ki, Di, Pi);

@@ -12,7 +12,9 @@
 // Numerics: v as eager's depthwise (bias first, taps in order, fmaf), sigmoid = 1 / (1 + exp(-v)) and
 // gv = ga * s * (1 + v * (1 - s)) as aten's silu_backward: gv equals eager's bit for bit. dx and the weight
 // gradients sum in another order than cuDNN/aten: within float32 rounding of eager's, not bit-identical.
-// Limits: float32 only (16-bit training keeps eager's backward ops); T_out <= T + 2*padding as any Conv1d.
+// Limits: float32 only (16-bit training keeps eager's backward ops); padding <= (K-1)*dilation <= 1024 (else eager's
+// ops). Status: compiled in CI, not yet run on a GPU (the 2026-12-01 runs ended before it), so ModelNew's default
+// backward stays eager's ops; tests/test_gpu.py and scripts/backward_bench.py check and time it on the H200.
 #include <cuda_runtime.h>
 #include <stdexcept>
 #include <string>

@@ -11,8 +11,9 @@
 // are eager's, bit for bit, under the same TF32 switch.
 //
 // Builds that define DWSEP_BACKWARD_KERNEL (every CUDA variant and the general path) link dw_silu_backward.cu:
-// there, for float32 CUDA input, backward mode 1 (the default) replaces eager's silu_backward and depthwise
-// convolution_backward by that one kernel (rung 1 of the backward ladder); mode 0 keeps eager's ops throughout.
+// there, for float32 CUDA input, backward mode 1 replaces eager's silu_backward and depthwise
+// convolution_backward by that one kernel (rung 1 of the backward ladder; built and compiled in CI, not yet run
+// on a GPU, so not a default); mode 0 (the default) keeps eager's ops throughout.
 #pragma once
 #include <torch/extension.h>
 

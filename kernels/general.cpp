@@ -3,8 +3,7 @@
 // file take it wherever no fused rung runs a shape. `forward` is inference; `forward_train` is the same forward
 // with the C++ backward of eager_autograd.h, one call where a Python autograd.Function cost ~50 us of host time.
 #include <torch/extension.h>
-#define DWSEP_BACKWARD_KERNEL 1  // dw_silu_backward.cu is built into this extension (jit.general_kernel)
-#include "eager_autograd.h"
+#include "eager_autograd.h"  // jit.general_kernel defines DWSEP_BACKWARD_KERNEL and links dw_silu_backward.cu
 
 // dw_silu.cu
 torch::Tensor dw_silu(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw, int64_t dilation,
@@ -39,5 +38,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("forward_train", &general_forward_train,
         "forward with autograd; backward 0: eager's ops, 1: dw_silu_backward.cu for the depthwise half",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
-        py::arg("padding"), py::arg("backward") = 1);
+        py::arg("padding"), py::arg("backward") = 0);
 }

@@ -4,10 +4,7 @@
 #include <torch/extension.h>
 #include <string>
 #include "fused_args.h"
-#ifdef FUSED_CUDA
-#define DWSEP_BACKWARD_KERNEL 1  // dw_silu_backward.cu is built beside every CUDA variant (jit.build_plan)
-#endif
-#include "eager_autograd.h"
+#include "eager_autograd.h"  // fused_jit's CUDA builds define DWSEP_BACKWARD_KERNEL and link dw_silu_backward.cu
 #ifdef FUSED_CUDA
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -191,7 +188,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"), py::arg("padding"), py::arg("out") = py::none());
   m.def("forward_train", &forward_train, "y = pw(silu(dw(x))) with autograd; backward 0: eager's ops, 1: dw_silu_backward.cu where it runs",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
-        py::arg("padding"), py::arg("backward") = 1);
+        py::arg("padding"), py::arg("backward") = 0);
   m.def("why_unsupported", &why_unsupported, "'' when this variant can compute these inputs, else why not",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
         py::arg("padding"));
