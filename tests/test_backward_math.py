@@ -1,0 +1,66 @@
+"""The tiling and halo index math of kernels/dw_silu_backward.cu, ported line for line to Python and checked against
+autograd in float64 on the CPU (the kernel itself needs a GPU: tests/test_gpu.py runs it). Small tiles (16 steps
+instead of the kernel's 1024) so that several tiles, halos that cross tile edges, even K (T_out = T - 1), K = 1
+and T shorter than the span all occur. Edit both together."""
+import itertools
+
+import pytest
+import torch
+
+TILE = 16
+
+
+def kernel_port(x, ga, w, b, d, p):
+    """dw_silu_backward_kernel's loops: per (b, c, tile) block, the x window, gv with its halo, dx, K+1 partials."""
+    B, C, T = x.shape
+    T_out, K = ga.shape[2], w.shape[1]
+    halo = (K - 1) * d
+    tiles = (max(T, T_out) + TILE - 1) // TILE
+    dx = torch.full_like(x, float("nan"))  # every element must be written
+    part = torch.zeros(tiles, B, C, K + 1, dtype=x.dtype)
+    for bb, c, tile in itertools.product(range(B), range(C), range(tiles)):
+        t0 = tile * TILE
+        x0 = t0 - halo
+        xs = [x[bb, c, x0 + i] if 0 <= x0 + i < T else 0.0 for i in range(TILE + 2 * halo)]
+        t_lo = t0 + p - halo
+        gv = []
+        for i in range(TILE + halo):
+            t, g = t_lo + i, 0.0
+            if 0 <= t < T_out:
+                v = b[c] if b is not None else 0.0
+                for k in range(K):
+                    v = v + w[c, k] * xs[i + k * d]
+                s = 1 / (1 + torch.exp(-v))
+                g = ga[bb, c, t] * s * (1 + v * (1 - s))
+            gv.append(g)
+        for i in range(TILE):
+            if t0 + i >= T:
+                break
+            dx[bb, c, t0 + i] = sum(w[c, k] * gv[i + halo - k * d] for k in range(K))
+        for k in range(K + 1):
+            acc = 0.0
+            for i in range(TILE):
+                if t0 + i >= T_out:
+                    break
+                g = gv[i + halo - p]
+                acc = acc + g if k == K else acc + g * xs[i + halo - p + k * d]
+            part[tile, bb, c, k] = acc
+    sums = part.sum((0, 1))
+    return dx, sums[:, :K], sums[:, K]
+
+
+@pytest.mark.parametrize("B,C,T,K,d,bias", [(2, 3, 37, 5, 2, True), (1, 2, 5, 7, 3, True), (1, 2, 40, 4, 3, False),
+                                            (2, 2, 33, 1, 1, True), (1, 1, 20, 3, 4, True)])
+def test_backward_kernel_index_math_equals_autograd(B, C, T, K, d, bias):
+    torch.manual_seed(0)
+    p = (K - 1) * d // 2
+    dw = torch.nn.Conv1d(C, C, K, padding=p, dilation=d, groups=C, bias=bias).double()
+    x = torch.randn(B, C, T, dtype=torch.float64, requires_grad=True)
+    act = torch.nn.functional.silu(dw(x))
+    ga = torch.randn_like(act)
+    want = torch.autograd.grad(act, [x, dw.weight] + ([dw.bias] if bias else []), ga)
+    dx, dW, db = kernel_port(x.detach(), ga, dw.weight.detach()[:, 0], dw.bias.detach() if bias else None, d, p)
+    torch.testing.assert_close(dx, want[0], rtol=0, atol=1e-12)
+    torch.testing.assert_close(dW, want[1][:, 0], rtol=0, atol=1e-12)
+    if bias:
+        torch.testing.assert_close(db, want[2], rtol=0, atol=1e-12)
