@@ -2,7 +2,7 @@
 # One session on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [build] [check] [sanitize] [bench] [test] [kernelbench] [export_timing] [backward] [train]
-#                   [shapes] [notebooks]
+#                   [shapes] [notebooks]      or      scripts/h200.sh verify  (~12 min: two device calls)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
 # New results rows go to $OUT/timings_new.csv (merged into results/timings.csv afterwards with
 # `python scripts/merge_results.py`); everything printed goes to $OUT/session.log.
@@ -11,6 +11,9 @@ OUT=${OUT:-/tmp/h200_out}; mkdir -p "$OUT"
 mkdir -p /tmp/fused_results
 export PYTHONUNBUFFERED=1 FUSED_RESULTS=/tmp/fused_results/timings_new.csv TORCH_EXTENSIONS_DIR=/tmp/fused_ext
 stages=${*:-build check sanitize bench test}
+# verify: what a change to the launcher, the general path or the training path needs before anything is claimed
+[ "$stages" = verify ] && stages="build test sanitize export_timing kernelbench backward train shapes" &&
+  SANITIZE_VARIANTS=${SANITIZE_VARIANTS:-"general backward wgmma_tf32 wgmma_3xtf32 wgmma_bf16"}
 log() { echo "=== $(date -u +%H:%M:%S) $*"; }
 # VARIANTS (env) restricts build/check/sanitize/bench to some variants; default: every CUDA variant.
 VARIANTS=${VARIANTS:-$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')}
@@ -24,7 +27,10 @@ for stage in $stages; do
     log "build (parallel)"
     for v in $VARIANTS; do python3 -c "import fused_jit, time; t = time.time(); fused_jit.load('$v'); print('built $v', round(time.time() - t, 1), 's')" & done
     python3 -c "import fused_jit; fused_jit.general_kernel(); fused_jit.smem_poisoner(); print('built general + poisoner')" &
-    wait ;;
+    wait
+    # a failed build stops the run here: every later stage would retry it and measure nothing (the 96fdd8d run)
+    python3 -c "import fused_jit as fj; [fj.load(v) for v in '$VARIANTS'.split()]; fj.general_kernel()" > /tmp/build_check.log 2>&1 ||
+      { log "BUILD FAILED: stopping"; grep -m 20 -E "error|Error" /tmp/build_check.log; break; } ;;
   check)
     log "check"; timeout 400 python3 fused_jit.py check $VARIANT_ARGS || echo "CHECK FAILED" ;;
   sanitize)
