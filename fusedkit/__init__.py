@@ -9,7 +9,8 @@
     timing     the timer, bench, ab
     sweeps     compile-time parameter sweeps, the shape sweep
     results    the append-only results log
-    report     ladder table and plots, the README table
+    report     ladder table and plots, the roofline, a lesson's rungs beside the ones before, the README table
+    trace      a FUSED_TRACE build's per-block event clocks: decode, summarize, draw the timeline
     export     the copy-paste KernelBench file
     cli        the command line
     notebook   helpers the lesson notebooks share
@@ -31,6 +32,8 @@ from .timing import (Timer, host_time_us, min_bytes, flops, copy_bandwidth, call
                      variant_spec, ab)
 from .results import environment, git_commit, shape_cols, result_row, append_results, read_rows, read_results
 from .sweeps import SWEEP_CHECK_SHAPES, build_quietly, sweep, shape_grid, shape_sweep
-from .report import ladder_table, plot_ladder, plot_shape_sweep, report
+from .report import (ladder_table, plot_ladder, plot_shape_sweep, report, roofline_table, plot_roofline,
+                     plot_rung_times, PEAK_FLOPS)
+from .trace import decode_trace, trace_table, trace_summary, plot_trace
 from .export import export_modelnew
 from .cli import main

@@ -1,21 +1,95 @@
-"""Helpers the lesson notebooks (notebooks/NN_topic.ipynb) share: kernel headers and source excerpts, check
-summaries, A/B lines, a strict-fp32 context.
+"""What the lesson notebooks (notebooks/NN_topic.ipynb) share: their setup, kernel headers and source excerpts,
+check summaries, A/B lines, a strict-fp32 context, the results they draw from and a traced launch.
 
-Every notebook's setup cell imports them (``from fusedkit.notebook import ...``) after putting the repository
-root on sys.path. They were pasted into each notebook before; the behaviour is unchanged. fused_jit and torch
-are imported inside the functions, so importing this module costs nothing.
+A notebook puts the repository root on sys.path (the package is not installed), then
+``from fusedkit.notebook import *`` (numpy as np, pandas as pd, torch, matplotlib.pyplot as plt, fused_jit as fj
+and the helpers below) and ``setup(...)`` with its papermill parameters. Meant for notebooks only: importing this
+module imports torch, matplotlib and fused_jit.
 """
 from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["src_path", "header", "prediction", "show_source", "check_summary", "tf32_off", "show_ab"]
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+
+import fused_jit as fj
+
+__all__ = ["np", "pd", "torch", "plt", "fj", "Setup", "setup", "BENCH_COLS", "src_path", "header", "prediction",
+           "show_source", "check_summary", "tf32_off", "show_ab", "logged_results", "traced_launch"]
+
+# the columns of fj.bench's table that the lessons show
+BENCH_COLS = ["variant", "dtype", "median_us", "p10_us", "p90_us", "rel_err", "gbps", "x_floor", "speedup_vs_eager"]
+
+
+class Setup(NamedTuple):
+    """What `setup` chose (unpacks in this order)."""
+    HAS_GPU: bool
+    DEVICE: str  # "cuda", or "cpu" where the CPU variant stands in
+    SHAPE: dict  # the parameters' shape (bias on)
+    RUN_SHAPE: dict  # the shape the cells run: SHAPE on a GPU, a small one on the CPU
+    RUN_REPS: int  # timed calls per measurement: REPS on a GPU, at most 5 on the CPU
+    SMALL_SHAPES: list  # the correctness battery's small shapes, for CPU stand-in checks
+
+
+def setup(B: int, C_in: int, C_out: int, T: int, K: int, dilation: int, REPS: int) -> Setup:
+    """The shape and device every lesson runs with, from its papermill parameters; sets pandas' display options
+    and prints the repository, device, versions, shapes and results log. Without a GPU the CPU variant stands in
+    on a small shape (B <= 2, T <= 256) with at most 5 timed calls, so the notebook stays quick."""
+    has_gpu = torch.cuda.is_available()
+    shape = dict(B=B, C_in=C_in, C_out=C_out, T=T, K=K, dilation=dilation, bias=True)
+    if has_gpu:
+        device, run_shape, run_reps = "cuda", shape, REPS
+    else:
+        device, run_shape, run_reps = "cpu", dict(shape, B=min(B, 2), T=min(T, 256)), min(REPS, 5)
+    small = [s for s in fj.shape_battery() if s["B"] * s["C_in"] * s["T"] <= 200_000]
+    pd.set_option("display.width", 200)
+    pd.set_option("display.float_format", "{:.4g}".format)
+    print("repository:", fj.ROOT)
+    print("device:", torch.cuda.get_device_name() if has_gpu else "no CUDA GPU (CPU stand-ins, small shapes)")
+    print("torch", torch.__version__, "| CUDA", torch.version.cuda, "| nvcc toolkit", fj.CUDA_HOME)
+    print("shape:", shape, "| run shape:", run_shape, "| reps:", run_reps)
+    print("results log:", fj.RESULTS_CSV)
+    return Setup(has_gpu, device, shape, run_shape, run_reps, small)
+
+
+def logged_results() -> pd.DataFrame:
+    """The rows the pictures draw from: the results log this notebook writes (fj.RESULTS_CSV, $FUSED_RESULTS)
+    and, where that is another file (a GPU session's or a test's own log), the committed results/timings.csv
+    too, oldest first; so a lesson's rung is drawn beside the rungs logged before it, and the latest row wins."""
+    committed = fj.ROOT / "results" / "timings.csv"
+    logs = [fj.read_results()]
+    if Path(fj.RESULTS_CSV).resolve() != committed.resolve():
+        logs.insert(0, fj.read_results(committed))
+    df = pd.concat([d for d in logs if not d.empty] or logs, ignore_index=True)
+    return df.sort_values("timestamp", kind="stable", ignore_index=True) if "timestamp" in df else df
+
+
+def traced_launch(variant: str = "wgmma_rs_tf32", shape: dict | None = None, dtype: str = "float32",
+                  defines: dict | None = None):
+    """One launch of the variant's FUSED_TRACE=1 build (its tuned parameters, `defines` over them) at `shape`,
+    after 5 untimed calls and with the L2 flushed as bench times it: (events per block, from
+    fusedkit.trace.decode_trace; G, the warpgroups of a rung-12 build (0: one record per block); the defines).
+    Needs a GPU; the records cost a few global stores per tile, so it is a timing experiment, not a benchmark."""
+    from fusedkit.trace import decode_trace
+    defs = {**fj.defines_over_tuned(variant, defines or {}), "FUSED_TRACE": "1"}
+    ext = fj.load(variant, defs)
+    model, x = fj.make_case(dict(shape or fj.HEADLINE), fj.DTYPES[dtype], "cuda", seed=0)
+    args = fj.forward_args(model)
+    for _ in range(5):
+        ext.forward(x, *args)
+    ext.trace()  # clear
+    fj.Timer("cuda").time(lambda: ext.forward(x, *args), reps=1, warmup=0)
+    events = decode_trace(ext.trace(), ext.trace_layout())
+    return events, int(defs.get("RS_WARPGROUPS", 0)), defs
 
 
 def src_path(name: str) -> Path:
     """A variant name (e.g. 'naive') or a file in kernels/ (e.g. 'common.cuh') -> its path."""
-    import fused_jit as fj
     return fj.KERNELS_DIR / name if "." in name else fj.variant_info(name).path
 
 
@@ -76,7 +150,6 @@ def check_summary(name: str, table, ok: bool | None = None) -> None:
 @contextlib.contextmanager
 def tf32_off():
     """cuDNN and matmul TF32 off (an fp32 reference that is really fp32), restored afterwards."""
-    import torch
     old = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
     torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
     try:

@@ -1,4 +1,5 @@
-"""Reports from the log: the ladder table and plot, the shape-sweep picture, the README table."""
+"""Reports from the log: the ladder table and plot, the roofline, a lesson's rungs beside the ones before them,
+the shape-sweep picture, the README table."""
 from __future__ import annotations
 
 import os
@@ -10,7 +11,7 @@ import pandas as pd
 from .config import HEADLINE, BASELINES, ROOT
 from .registry import variants, variant_info
 from .jit import tuned_table
-from .timing import defines_str
+from .timing import defines_str, flops, min_bytes
 from .results import read_results, shape_cols, _run_ids
 
 
@@ -115,19 +116,201 @@ def plot_ladder(df: pd.DataFrame | None = None, device_name: str | None = None, 
     ax.bar(labels, med, yerr=err, color="#4c72b0", capsize=3)
     for i, y in enumerate(med):
         ax.annotate(f"{y:.3g}", (i, y), ha="center", va="bottom", fontsize=8)
-    styles = {"eager": ("#c44e52", "--"), "compile": ("#dd8452", "-."), "clone": ("#55a868", ":")}
-    for name, (color, ls) in styles.items():
-        row = t[(t["variant"] == name) & (t["dtype"] == "float32")]
-        if len(row):
-            ax.axhline(row["median_us"].iloc[0], color=color, ls=ls, label=f"{name} {row['median_us'].iloc[0]:.3g} us")
-    f32 = t[t["dtype"] == "float32"]
-    ax.axhline(f32["floor_us"].iloc[0], color="k", lw=1.5,
-               label=f"memory floor (fp32) {f32['floor_us'].iloc[0]:.3g} us")
+    _mark_baselines(ax, t)
     ax.set_yscale("log")
     ax.set_ylabel("median time per call, us (log)")
     ax.set_title(f"The ladder at B=16 C=128 T=2048 K=5 d=2 on {t['device_name'].iloc[0]} (L2 flushed)")
     ax.legend(fontsize=8, loc="upper right")
     plt.setp(ax.get_xticklabels(), rotation=35, ha="right")
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+_BASELINE_STYLES = {"eager": ("#c44e52", "--"), "compile": ("#dd8452", "-."), "clone": ("#55a868", ":")}
+
+
+def _mark_baselines(ax, t: pd.DataFrame, floors: tuple = ("float32",)):
+    """Horizontal lines: eager, torch.compile and clone (float32) and the memory floor of each dtype in `floors`,
+    from the rows of a ladder table."""
+    for name, (color, ls) in _BASELINE_STYLES.items():
+        row = t[(t["variant"] == name) & (t["dtype"] == "float32")]
+        if len(row):
+            ax.axhline(row["median_us"].iloc[0], color=color, ls=ls, label=f"{name} {row['median_us'].iloc[0]:.3g} us")
+    for dt, lw in zip(floors, (1.5, 1.0, 1.0)):
+        rows = t[t["dtype"] == dt]
+        if len(rows) and np.isfinite(rows["floor_us"].iloc[0]):
+            ax.axhline(rows["floor_us"].iloc[0], color="k", lw=lw, ls="-" if dt == "float32" else (0, (5, 2)),
+                       label=f"memory floor ({_short(dt)}) {rows['floor_us'].iloc[0]:.3g} us")
+
+
+def _short(dtype: str) -> str:
+    return {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(dtype, dtype)
+
+
+def _us(v: float) -> str:
+    return f"{v:.0f}" if v >= 100 else f"{v:.3g}"
+
+
+def _shape_label(shape: dict) -> str:
+    s = shape
+    return f"B={s['B']} C_in={s['C_in']} C_out={s['C_out']} T={s['T']} K={s['K']} d={s['dilation']}"
+
+
+def _empty(ax, what: str):
+    ax.text(0.5, 0.5, f"no GPU bench rows {what} in the results log yet", ha="center", va="center")
+    ax.set_axis_off()
+
+
+def plot_rung_times(rungs, df: pd.DataFrame | None = None, device_name: str | None = None,
+                    shape: dict | None = None, path: str | Path | None = None):
+    """A lesson's rungs (`rungs`, highlighted) beside every CUDA rung before them: bars of each one's latest bench
+    median (p10-p90 whiskers, log scale; float32, plus the 16-bit rows of the lesson's own rungs), with eager,
+    torch.compile, clone and the memory floor as lines, all from the log (`ladder_table`). Returns the Figure."""
+    import matplotlib.pyplot as plt
+    rungs = [rungs] if isinstance(rungs, str) else list(rungs)
+    top = max(variant_info(n).rung for n in rungs)
+    shape = dict(shape or HEADLINE)
+    t = ladder_table(df, device_name, shape)
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    if t.empty:
+        _empty(ax, f"at {_shape_label(shape)}")
+        return fig
+    before = {n for n in variants("cuda") if variant_info(n).rung <= top}
+    bars = t[t["variant"].isin(before) & ((t["dtype"] == "float32")
+                                          | (t["variant"].isin(rungs) & (t["dtype"] == "bfloat16")))]
+    bars = bars.assign(rung=bars["variant"].map(lambda n: variant_info(n).rung)).sort_values(["rung", "dtype"],
+                                                                                           ascending=[True, False])
+    labels = [f"{r.rung:02d} {r.variant}" + ("" if r.dtype == "float32" else f" ({_short(r.dtype)})")
+              for r in bars.itertuples()]
+    med = bars["median_us"].to_numpy()
+    err = np.vstack([med - bars["p10_us"].to_numpy(), bars["p90_us"].to_numpy() - med])
+    ax.bar(labels, med, yerr=err, capsize=3,
+           color=["#4c72b0" if n in rungs else "#b8c4d6" for n in bars["variant"]])
+    for i, y in enumerate(med):
+        ax.annotate(_us(y), (i, y), ha="center", va="bottom", fontsize=8)
+    _mark_baselines(ax, t, ("float32", "bfloat16") if (bars["dtype"] == "bfloat16").any() else ("float32",))
+    missing = [n for n in rungs if n not in set(bars["variant"])]
+    ax.set_yscale("log")
+    ax.set_ylabel("median time per call, us (log)")
+    nums = ", ".join(f"{variant_info(n).rung}" for n in rungs)
+    ax.set_title(f"Rung{'s' if len(rungs) > 1 else ''} {nums} (dark) beside the rungs before: latest bench rows, "
+                 f"{_shape_label(shape)}\non {t['device_name'].iloc[0]}, L2 flushed"
+                 + (f"; not in the log: {', '.join(missing)}" if missing else ""), fontsize=9)
+    ax.legend(fontsize=8, loc="upper right")
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+# Dense peak FLOP rates from NVIDIA's H200 SXM datasheet (specifications, not measurements; the tensor-core
+# figures there are "with sparsity", halved here): the compute roofs. Another GPU: pass `peaks`.
+PEAK_FLOPS = {"NVIDIA H200": {"FP32 CUDA cores": 67e12, "TF32 tensor cores": 494.5e12, "BF16 tensor cores": 989.5e12}}
+
+
+def _spread(y: np.ndarray, gap: float) -> np.ndarray:
+    """Label positions (log10 units) at least `gap` apart, as close to `y` as that allows."""
+    order = np.argsort(y)
+    out = np.array(y, dtype=float)[order]
+    for i in range(1, len(out)):
+        out[i] = max(out[i], out[i - 1] + gap)
+    shift = (out - np.asarray(y, dtype=float)[order]).mean() / 2  # centre the pushed stack on the points
+    out -= shift
+    for i in range(1, len(out)):
+        out[i] = max(out[i], out[i - 1] + gap)
+    res = np.empty_like(out)
+    res[order] = out
+    return res
+
+
+def roofline_table(df: pd.DataFrame | None = None, device_name: str | None = None,
+                   shape: dict | None = None) -> pd.DataFrame:
+    """The roofline's points: each rung (float32 and bfloat16) and eager, torch.compile and clone (float32) from
+    `ladder_table`, with the op's arithmetic intensity (flops / min_bytes of its I/O dtype, FLOP/byte), the rate
+    achieved (flops / median time, FLOP/s) and the copy bandwidth of its run (min_bytes / floor time, bytes/s).
+    clone does no arithmetic: its rate is the op's FLOPs over the time of a copy of x (where a kernel as fast as
+    a copy would sit)."""
+    shape = dict(shape or HEADLINE)
+    t = ladder_table(df, device_name, shape)
+    if t.empty:
+        return t
+    keep = (t["dtype"].isin(["float32", "bfloat16"]) & ~t["variant"].isin(BASELINES)) | (
+        t["variant"].isin(list(_BASELINE_STYLES)) & (t["dtype"] == "float32"))
+    t = t[keep].copy()
+    fl = flops(shape)
+    nbytes = t["dtype"].map(lambda dt: min_bytes(shape, dt))
+    t["intensity"] = fl / nbytes
+    t["flop_per_s"] = fl / (t["median_us"] * 1e-6)
+    t["copy_bw"] = nbytes / (t["floor_us"] * 1e-6)
+    return t
+
+
+def plot_roofline(df: pd.DataFrame | None = None, device_name: str | None = None, shape: dict | None = None,
+                  peaks: dict | None = None, path: str | Path | None = None):
+    """The roofline of the ladder (log-log): x the arithmetic intensity, y the FLOP rate achieved; the memory
+    roof is the copy bandwidth measured in the runs (median of the rows'), the compute roofs the datasheet peaks
+    (`peaks`, {label: FLOP/s}; default PEAK_FLOPS of the GPU). Every rung is a labelled point, eager, compile
+    and clone are marked, the floor (the op at the copy bandwidth) is a star on the memory roof. All fp32 rows
+    share one intensity (the same op, the same minimum bytes), bf16 I/O has twice it. Returns the Figure."""
+    import matplotlib.pyplot as plt
+    shape = dict(shape or HEADLINE)
+    t = roofline_table(df, device_name, shape)
+    fig, ax = plt.subplots(figsize=(10, 7))
+    if t.empty:
+        _empty(ax, f"at {_shape_label(shape)}")
+        return fig
+    dev = t["device_name"].iloc[0]
+    peaks = dict(PEAK_FLOPS.get(dev, {}) if peaks is None else peaks)
+    bw = float(t.loc[t["dtype"] == "float32", "copy_bw"].median()) if (t["dtype"] == "float32").any() \
+        else float(t["copy_bw"].median())
+    fl = flops(shape)
+    xs = sorted(t["intensity"].unique())
+    x_lo = xs[0] / 16
+    x_hi = max([xs[-1]] + [p / bw for p in peaks.values()]) * 8
+    x = np.geomspace(x_lo, x_hi, 200)
+    ax.plot(x, np.minimum(bw * x, max(peaks.values(), default=np.inf)) / 1e12, color="k", lw=2,
+            label=f"memory roof: copy bandwidth {bw / 1e12:.2f} TB/s (measured)")
+    for (label, p), ls in zip(peaks.items(), ["-", "--", ":", "-."]):
+        xr = x[x >= p / bw]
+        ax.plot(xr, np.full_like(xr, p / 1e12), color="0.35", ls=ls, lw=1.3,
+                label=f"compute roof: {label} {p / 1e12:.0f} TFLOP/s (datasheet)")
+    styles = {"eager": ("#c44e52", "s"), "compile": ("#dd8452", "D"), "clone": ("#55a868", "v")}
+    points = []
+    for r in t.itertuples():
+        color, marker = styles.get(r.variant, ("#4c72b0" if r.dtype == "float32" else "#8172b3", "o"))
+        ax.scatter(r.intensity, r.flop_per_s / 1e12, color=color, marker=marker, s=40, zorder=3)
+        name = r.variant if r.variant in styles else f"{variant_info(r.variant).rung:02d} {r.variant}"
+        points.append((r.intensity, r.flop_per_s,
+                       name + ("" if r.dtype == "float32" else f" ({_short(r.dtype)})") + f" {_us(r.median_us)} us"))
+    for dt in t["dtype"].unique():
+        floor = float(t.loc[t["dtype"] == dt, "floor_us"].median())
+        xi = fl / min_bytes(shape, dt)
+        ax.scatter(xi, fl / (floor * 1e-6) / 1e12, marker="*", s=160, color="k", zorder=4)
+        points.append((xi, fl / (floor * 1e-6), f"floor ({_short(dt)}) {floor:.3g} us"))
+    ys_all = [p[1] / 1e12 for p in points] + [p / 1e12 for p in peaks.values()]
+    y_lo, y_hi = min(ys_all) / 3, max(ys_all) * 3
+    for xi in xs:  # labels left of the fp32 column, right of the bf16 one, pushed apart vertically
+        col = [p for p in points if np.isclose(p[0], xi)]
+        ys = _spread(np.log10([p[1] / 1e12 for p in col]), 0.028 * np.log10(y_hi / y_lo))
+        left = xi == xs[0] and len(xs) > 1
+        for (px, py, name), yl in zip(col, ys):
+            ax.annotate(name, (px, py / 1e12), xytext=(px * (0.62 if left else 1.6), 10 ** yl), fontsize=7,
+                        ha="right" if left else "left", va="center",
+                        arrowprops=dict(arrowstyle="-", color="0.6", lw=0.6))
+    for xi in xs:
+        ax.axvline(xi, color="0.8", lw=0.8, zorder=0)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_ylim(y_lo, y_hi)
+    ax.set_xlabel("arithmetic intensity, FLOP per byte of minimum traffic (log)")
+    ax.set_ylabel("achieved TFLOP/s = FLOPs / median time (log)")
+    ax.set_title(f"Roofline of the ladder, {_shape_label(shape)} ({fl / 1e9:.2f} GFLOP) on {dev}, "
+                 "latest bench rows, L2 flushed", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=120)

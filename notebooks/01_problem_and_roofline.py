@@ -31,12 +31,8 @@
 # stand-in on a small shape.
 
 # %%
-# Make the repository root (the folder holding fused_jit.py) importable, wherever Jupyter started.
-import sys, pathlib
-ROOT = next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-print("repository:", ROOT)
+import sys, pathlib  # the repository root (the folder of fused_jit.py) on sys.path: the package is not installed
+sys.path.insert(0, str(next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())))
 
 # %% tags=["parameters"]
 # Parameters (papermill can override them): the problem shape and the timed calls per measurement.
@@ -44,30 +40,8 @@ B, C_in, C_out, T, K, dilation = 16, 128, 128, 2048, 5, 2
 REPS = 200
 
 # %%
-import os, re, shutil, tempfile, time, importlib.util
-import numpy as np
-import pandas as pd
-import torch
-import matplotlib.pyplot as plt
-import fused_jit as fj
-from fusedkit.notebook import src_path, header, prediction, show_source, check_summary  # fusedkit/notebook.py
-
-HAS_GPU = torch.cuda.is_available()
-SHAPE = dict(B=B, C_in=C_in, C_out=C_out, T=T, K=K, dilation=dilation, bias=True)
-if HAS_GPU:
-    DEVICE, RUN_SHAPE, RUN_REPS = "cuda", SHAPE, REPS
-else:  # no GPU: the CPU variant stands in, on a small shape with few calls, so the notebook stays quick
-    DEVICE, RUN_SHAPE, RUN_REPS = "cpu", dict(SHAPE, B=min(B, 2), T=min(T, 256)), min(REPS, 5)
-# small shapes of the correctness battery, for CPU stand-in checks
-SMALL_SHAPES = [s for s in fj.shape_battery() if s["B"] * s["C_in"] * s["T"] <= 200_000]
-BENCH_COLS = ["variant", "dtype", "median_us", "p10_us", "p90_us", "rel_err", "gbps", "x_floor", "speedup_vs_eager"]
-pd.set_option("display.width", 200)
-pd.set_option("display.float_format", "{:.4g}".format)
-
-print("device:", torch.cuda.get_device_name() if HAS_GPU else "no CUDA GPU (CPU stand-ins, small shapes)")
-print("torch", torch.__version__, "| CUDA", torch.version.cuda, "| nvcc toolkit", fj.CUDA_HOME)
-print("shape:", SHAPE, "| run shape:", RUN_SHAPE, "| reps:", RUN_REPS)
-print("results log:", fj.RESULTS_CSV)
+from fusedkit.notebook import *  # np, pd, torch, plt, fj, setup and the lessons' helpers: fusedkit/notebook.py
+HAS_GPU, DEVICE, SHAPE, RUN_SHAPE, RUN_REPS, SMALL_SHAPES = setup(B, C_in, C_out, T, K, dilation, REPS)
 
 # %% [markdown]
 # ## The reference model
@@ -165,6 +139,29 @@ base[BENCH_COLS]
 # what TF32 costs in accuracy and buys in time. `clone` is the practical memory-bound reference: a kernel
 # that reads and writes the same number of bytes cannot do much better than a copy. On the CPU stand-in the
 # floor is not measured (the column is empty) and the numbers only show that the machinery runs.
+
+# %% [markdown]
+# ## The roofline, from the results log
+#
+# The floor, the baselines and every rung of the ladder in one picture (`fj.plot_roofline`): x is the arithmetic
+# intensity (the op's FLOPs over its minimum bytes), y the FLOP rate achieved (FLOPs over the median time). The
+# memory roof is the copy bandwidth measured in the bench runs, the compute roofs are the GPU's datasheet peaks
+# (FP32 CUDA cores, TF32 and BF16 tensor cores). Each point is the latest GPU `bench` row of a rung or baseline at
+# this shape; `logged_results()` reads this notebook's log plus the committed `results/timings.csv`, so without a
+# GPU the picture shows the logged GPU runs.
+
+# %%
+fig = fj.plot_roofline(logged_results(), shape=SHAPE)
+plt.show()
+
+# %% [markdown]
+# **Reading the roofline.** Every float32 kernel computes the same op and must move the same bytes, so all of them
+# sit on one vertical line, at the op's intensity; bfloat16 I/O halves the bytes and doubles it. The floor (the
+# star) is the op at the copy bandwidth, on the memory roof; a point's distance below the lowest roof above it is
+# what that kernel leaves. Where the FP32 CUDA-core roof lies below the memory roof at this intensity, a kernel
+# doing the GEMM on CUDA cores cannot reach the floor however well it moves bytes: only the tensor-core roofs let
+# the memory roof be the limit. `clone` does no arithmetic; its point is the op's FLOPs over the time of a copy of
+# `x`, where a kernel as fast as a copy would sit.
 
 # %% [markdown]
 # ## Where the time goes in eager

@@ -23,12 +23,8 @@
 # error looks like through `fj.load`.
 
 # %%
-# Make the repository root (the folder holding fused_jit.py) importable, wherever Jupyter started.
-import sys, pathlib
-ROOT = next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-print("repository:", ROOT)
+import sys, pathlib  # the repository root (the folder of fused_jit.py) on sys.path: the package is not installed
+sys.path.insert(0, str(next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())))
 
 # %% tags=["parameters"]
 # Parameters (papermill can override them): the problem shape and the timed calls per measurement.
@@ -36,30 +32,8 @@ B, C_in, C_out, T, K, dilation = 16, 128, 128, 2048, 5, 2
 REPS = 200
 
 # %%
-import os, re, shutil, tempfile, time, importlib.util
-import numpy as np
-import pandas as pd
-import torch
-import matplotlib.pyplot as plt
-import fused_jit as fj
-from fusedkit.notebook import src_path, header, prediction, show_source, check_summary  # fusedkit/notebook.py
-
-HAS_GPU = torch.cuda.is_available()
-SHAPE = dict(B=B, C_in=C_in, C_out=C_out, T=T, K=K, dilation=dilation, bias=True)
-if HAS_GPU:
-    DEVICE, RUN_SHAPE, RUN_REPS = "cuda", SHAPE, REPS
-else:  # no GPU: the CPU variant stands in, on a small shape with few calls, so the notebook stays quick
-    DEVICE, RUN_SHAPE, RUN_REPS = "cpu", dict(SHAPE, B=min(B, 2), T=min(T, 256)), min(REPS, 5)
-# small shapes of the correctness battery, for CPU stand-in checks
-SMALL_SHAPES = [s for s in fj.shape_battery() if s["B"] * s["C_in"] * s["T"] <= 200_000]
-BENCH_COLS = ["variant", "dtype", "median_us", "p10_us", "p90_us", "rel_err", "gbps", "x_floor", "speedup_vs_eager"]
-pd.set_option("display.width", 200)
-pd.set_option("display.float_format", "{:.4g}".format)
-
-print("device:", torch.cuda.get_device_name() if HAS_GPU else "no CUDA GPU (CPU stand-ins, small shapes)")
-print("torch", torch.__version__, "| CUDA", torch.version.cuda, "| nvcc toolkit", fj.CUDA_HOME)
-print("shape:", SHAPE, "| run shape:", RUN_SHAPE, "| reps:", RUN_REPS)
-print("results log:", fj.RESULTS_CSV)
+from fusedkit.notebook import *  # np, pd, torch, plt, fj, setup and the lessons' helpers: fusedkit/notebook.py
+HAS_GPU, DEVICE, SHAPE, RUN_SHAPE, RUN_REPS, SMALL_SHAPES = setup(B, C_in, C_out, T, K, dilation, REPS)
 
 # %% [markdown]
 # ## The source
@@ -87,6 +61,7 @@ show_source("common.cuh", "// Depthwise dilated conv + bias + SiLU for one", "re
 # headers it includes, the launcher and the flags: an edit rebuilds, an unchanged file loads from the cache.
 
 # %%
+import time
 if not HAS_GPU:
     print("needs a CUDA GPU: skipped (the CPU variant is loaded instead, through the same path)")
     name = "cpu"
@@ -128,6 +103,15 @@ if not HAS_GPU:
 else:
     timing = fj.bench(["naive"], shape=SHAPE, reps=REPS)
 timing[BENCH_COLS]
+
+# %% [markdown]
+# The naive rung beside the baselines, from the results log: `fj.plot_rung_times` draws the latest GPU `bench` row of each rung at this shape
+# (p10-p90 whiskers), with eager, `torch.compile`, `clone` and the memory floor as lines. `logged_results()` is this
+# notebook's log plus the committed `results/timings.csv`, so without a GPU the picture shows the logged GPU runs.
+
+# %%
+fig = fj.plot_rung_times("naive", logged_results(), shape=SHAPE)
+plt.show()
 
 # %% [markdown]
 # ## Why it is slow, in numbers
@@ -179,6 +163,7 @@ else:
 # runs without a GPU as well: nvcc compiles (and fails) without one.
 
 # %%
+import os, re, shutil, tempfile
 with tempfile.TemporaryDirectory() as tmp:
     kdir = pathlib.Path(tmp) / "kernels"
     shutil.copytree(fj.KERNELS_DIR, kdir)

@@ -24,12 +24,8 @@
 # outputs in registers, so that each value loaded from shared memory feeds several multiply-adds.
 
 # %%
-# Make the repository root (the folder holding fused_jit.py) importable, wherever Jupyter started.
-import sys, pathlib
-ROOT = next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-print("repository:", ROOT)
+import sys, pathlib  # the repository root (the folder of fused_jit.py) on sys.path: the package is not installed
+sys.path.insert(0, str(next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())))
 
 # %% tags=["parameters"]
 # Parameters (papermill can override them): the problem shape and the timed calls per measurement.
@@ -37,30 +33,8 @@ B, C_in, C_out, T, K, dilation = 16, 128, 128, 2048, 5, 2
 REPS = 200
 
 # %%
-import os, re, shutil, tempfile, time, importlib.util
-import numpy as np
-import pandas as pd
-import torch
-import matplotlib.pyplot as plt
-import fused_jit as fj
-from fusedkit.notebook import src_path, header, prediction, show_source, check_summary  # fusedkit/notebook.py
-
-HAS_GPU = torch.cuda.is_available()
-SHAPE = dict(B=B, C_in=C_in, C_out=C_out, T=T, K=K, dilation=dilation, bias=True)
-if HAS_GPU:
-    DEVICE, RUN_SHAPE, RUN_REPS = "cuda", SHAPE, REPS
-else:  # no GPU: the CPU variant stands in, on a small shape with few calls, so the notebook stays quick
-    DEVICE, RUN_SHAPE, RUN_REPS = "cpu", dict(SHAPE, B=min(B, 2), T=min(T, 256)), min(REPS, 5)
-# small shapes of the correctness battery, for CPU stand-in checks
-SMALL_SHAPES = [s for s in fj.shape_battery() if s["B"] * s["C_in"] * s["T"] <= 200_000]
-BENCH_COLS = ["variant", "dtype", "median_us", "p10_us", "p90_us", "rel_err", "gbps", "x_floor", "speedup_vs_eager"]
-pd.set_option("display.width", 200)
-pd.set_option("display.float_format", "{:.4g}".format)
-
-print("device:", torch.cuda.get_device_name() if HAS_GPU else "no CUDA GPU (CPU stand-ins, small shapes)")
-print("torch", torch.__version__, "| CUDA", torch.version.cuda, "| nvcc toolkit", fj.CUDA_HOME)
-print("shape:", SHAPE, "| run shape:", RUN_SHAPE, "| reps:", RUN_REPS)
-print("results log:", fj.RESULTS_CSV)
+from fusedkit.notebook import *  # np, pd, torch, plt, fj, setup and the lessons' helpers: fusedkit/notebook.py
+HAS_GPU, DEVICE, SHAPE, RUN_SHAPE, RUN_REPS, SMALL_SHAPES = setup(B, C_in, C_out, T, K, dilation, REPS)
 
 # %% [markdown]
 # ## Rung 2: depthwise once per tile
@@ -143,6 +117,15 @@ else:
         "x floor": rungs["x_floor"],
     })
     print(gain.to_string(float_format="{:.3g}".format))
+
+# %% [markdown]
+# Rungs 2 and 3 beside the naive rung, from the results log: `fj.plot_rung_times` draws the latest GPU `bench` row of each rung at this shape
+# (p10-p90 whiskers), with eager, `torch.compile`, `clone` and the memory floor as lines. `logged_results()` is this
+# notebook's log plus the committed `results/timings.csv`, so without a GPU the picture shows the logged GPU runs.
+
+# %%
+fig = fj.plot_rung_times(["smem_tiled", "register_blocked"], logged_results(), shape=SHAPE)
+plt.show()
 
 # %% [markdown]
 # **Interpretation.** The gain of rung 2 over the naive kernel comes from removing the repeated depthwise and

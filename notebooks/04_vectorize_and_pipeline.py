@@ -27,12 +27,8 @@
 # * wide (`float4`) streaming stores of the output.
 
 # %%
-# Make the repository root (the folder holding fused_jit.py) importable, wherever Jupyter started.
-import sys, pathlib
-ROOT = next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-print("repository:", ROOT)
+import sys, pathlib  # the repository root (the folder of fused_jit.py) on sys.path: the package is not installed
+sys.path.insert(0, str(next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())))
 
 # %% tags=["parameters"]
 # Parameters (papermill can override them): the problem shape and the timed calls per measurement.
@@ -40,30 +36,8 @@ B, C_in, C_out, T, K, dilation = 16, 128, 128, 2048, 5, 2
 REPS = 200
 
 # %%
-import os, re, shutil, tempfile, time, importlib.util
-import numpy as np
-import pandas as pd
-import torch
-import matplotlib.pyplot as plt
-import fused_jit as fj
-from fusedkit.notebook import src_path, header, prediction, show_source, check_summary  # fusedkit/notebook.py
-
-HAS_GPU = torch.cuda.is_available()
-SHAPE = dict(B=B, C_in=C_in, C_out=C_out, T=T, K=K, dilation=dilation, bias=True)
-if HAS_GPU:
-    DEVICE, RUN_SHAPE, RUN_REPS = "cuda", SHAPE, REPS
-else:  # no GPU: the CPU variant stands in, on a small shape with few calls, so the notebook stays quick
-    DEVICE, RUN_SHAPE, RUN_REPS = "cpu", dict(SHAPE, B=min(B, 2), T=min(T, 256)), min(REPS, 5)
-# small shapes of the correctness battery, for CPU stand-in checks
-SMALL_SHAPES = [s for s in fj.shape_battery() if s["B"] * s["C_in"] * s["T"] <= 200_000]
-BENCH_COLS = ["variant", "dtype", "median_us", "p10_us", "p90_us", "rel_err", "gbps", "x_floor", "speedup_vs_eager"]
-pd.set_option("display.width", 200)
-pd.set_option("display.float_format", "{:.4g}".format)
-
-print("device:", torch.cuda.get_device_name() if HAS_GPU else "no CUDA GPU (CPU stand-ins, small shapes)")
-print("torch", torch.__version__, "| CUDA", torch.version.cuda, "| nvcc toolkit", fj.CUDA_HOME)
-print("shape:", SHAPE, "| run shape:", RUN_SHAPE, "| reps:", RUN_REPS)
-print("results log:", fj.RESULTS_CSV)
+from fusedkit.notebook import *  # np, pd, torch, plt, fj, setup and the lessons' helpers: fusedkit/notebook.py
+HAS_GPU, DEVICE, SHAPE, RUN_SHAPE, RUN_REPS, SMALL_SHAPES = setup(B, C_in, C_out, T, K, dilation, REPS)
 
 # %% [markdown]
 # ## The plan and the prediction
@@ -135,6 +109,15 @@ else:
     for name, t in (("register_blocked", t3), ("vectorized_pipelined", t4)):
         print(f"{name:>22}: useful {fj.flops(SHAPE) / (t * 1e-6) / 1e12:.1f} TFLOP/s, "
               f"{r.loc[name, 'gbps']:.0f} GB/s of minimum traffic, {r.loc[name, 'x_floor']:.2f}x the floor")
+
+# %% [markdown]
+# Rung 4 beside the rungs before it, from the results log: `fj.plot_rung_times` draws the latest GPU `bench` row of each rung at this shape
+# (p10-p90 whiskers), with eager, `torch.compile`, `clone` and the memory floor as lines. `logged_results()` is this
+# notebook's log plus the committed `results/timings.csv`, so without a GPU the picture shows the logged GPU runs.
+
+# %%
+fig = fj.plot_rung_times("vectorized_pipelined", logged_results(), shape=SHAPE)
+plt.show()
 
 # %% [markdown]
 # **Interpretation.** The gain printed above is what overlapping the loads with compute and loading the weights

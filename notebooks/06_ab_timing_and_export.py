@@ -24,12 +24,8 @@
 # from the results log, and export a self-contained KernelBench `ModelNew` file and prove it matches `Model`.
 
 # %%
-# Make the repository root (the folder holding fused_jit.py) importable, wherever Jupyter started.
-import sys, pathlib
-ROOT = next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-print("repository:", ROOT)
+import sys, pathlib  # the repository root (the folder of fused_jit.py) on sys.path: the package is not installed
+sys.path.insert(0, str(next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())))
 
 # %% tags=["parameters"]
 # Parameters (papermill can override them): the problem shape and the timed calls per measurement.
@@ -37,30 +33,8 @@ B, C_in, C_out, T, K, dilation = 16, 128, 128, 2048, 5, 2
 REPS = 200
 
 # %%
-import os, re, shutil, tempfile, time, importlib.util
-import numpy as np
-import pandas as pd
-import torch
-import matplotlib.pyplot as plt
-import fused_jit as fj
-from fusedkit.notebook import src_path, header, prediction, show_source, check_summary  # fusedkit/notebook.py
-
-HAS_GPU = torch.cuda.is_available()
-SHAPE = dict(B=B, C_in=C_in, C_out=C_out, T=T, K=K, dilation=dilation, bias=True)
-if HAS_GPU:
-    DEVICE, RUN_SHAPE, RUN_REPS = "cuda", SHAPE, REPS
-else:  # no GPU: the CPU variant stands in, on a small shape with few calls, so the notebook stays quick
-    DEVICE, RUN_SHAPE, RUN_REPS = "cpu", dict(SHAPE, B=min(B, 2), T=min(T, 256)), min(REPS, 5)
-# small shapes of the correctness battery, for CPU stand-in checks
-SMALL_SHAPES = [s for s in fj.shape_battery() if s["B"] * s["C_in"] * s["T"] <= 200_000]
-BENCH_COLS = ["variant", "dtype", "median_us", "p10_us", "p90_us", "rel_err", "gbps", "x_floor", "speedup_vs_eager"]
-pd.set_option("display.width", 200)
-pd.set_option("display.float_format", "{:.4g}".format)
-
-print("device:", torch.cuda.get_device_name() if HAS_GPU else "no CUDA GPU (CPU stand-ins, small shapes)")
-print("torch", torch.__version__, "| CUDA", torch.version.cuda, "| nvcc toolkit", fj.CUDA_HOME)
-print("shape:", SHAPE, "| run shape:", RUN_SHAPE, "| reps:", RUN_REPS)
-print("results log:", fj.RESULTS_CSV)
+from fusedkit.notebook import *  # np, pd, torch, plt, fj, setup and the lessons' helpers: fusedkit/notebook.py
+HAS_GPU, DEVICE, SHAPE, RUN_SHAPE, RUN_REPS, SMALL_SHAPES = setup(B, C_in, C_out, T, K, dilation, REPS)
 
 # %% [markdown]
 # ## A/B: two rungs
@@ -133,6 +107,7 @@ else:
 # same seed and compare their outputs on random inputs.
 
 # %%
+import re, tempfile
 export_dir = pathlib.Path(tempfile.mkdtemp(prefix="modelnew_"))
 export_path = fj.export_modelnew(path=export_dir / "modelnew_fused.py")
 text = export_path.read_text()
@@ -147,6 +122,7 @@ print(text[start:])
 if not HAS_GPU:
     print("needs a CUDA GPU: skipped (the exported file builds a CUDA extension); fj.ModelNew on CPU stands in below")
 else:
+    import importlib.util, time
     spec = importlib.util.spec_from_file_location(f"kb_modelnew_{export_path.stat().st_mtime_ns}", export_path)
     kb = importlib.util.module_from_spec(spec)
     t0 = time.perf_counter()

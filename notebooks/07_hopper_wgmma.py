@@ -37,12 +37,8 @@
 #   act tile in shared memory and no block barrier; every warpgroup runs its own pipeline over its own tiles.
 
 # %%
-# Make the repository root (the folder holding fused_jit.py) importable, wherever Jupyter started.
-import sys, pathlib
-ROOT = next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-print("repository:", ROOT)
+import sys, pathlib  # the repository root (the folder of fused_jit.py) on sys.path: the package is not installed
+sys.path.insert(0, str(next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())))
 
 # %% tags=["parameters"]
 # Parameters (papermill can override them): the problem shape and the timed calls per measurement.
@@ -50,30 +46,8 @@ B, C_in, C_out, T, K, dilation = 16, 128, 128, 2048, 5, 2
 REPS = 200
 
 # %%
-import os, re, shutil, tempfile, time, importlib.util
-import numpy as np
-import pandas as pd
-import torch
-import matplotlib.pyplot as plt
-import fused_jit as fj
-from fusedkit.notebook import src_path, header, prediction, show_source, check_summary  # fusedkit/notebook.py
-
-HAS_GPU = torch.cuda.is_available()
-SHAPE = dict(B=B, C_in=C_in, C_out=C_out, T=T, K=K, dilation=dilation, bias=True)
-if HAS_GPU:
-    DEVICE, RUN_SHAPE, RUN_REPS = "cuda", SHAPE, REPS
-else:  # no GPU: the CPU variant stands in, on a small shape with few calls, so the notebook stays quick
-    DEVICE, RUN_SHAPE, RUN_REPS = "cpu", dict(SHAPE, B=min(B, 2), T=min(T, 256)), min(REPS, 5)
-# small shapes of the correctness battery, for CPU stand-in checks
-SMALL_SHAPES = [s for s in fj.shape_battery() if s["B"] * s["C_in"] * s["T"] <= 200_000]
-BENCH_COLS = ["variant", "dtype", "median_us", "p10_us", "p90_us", "rel_err", "gbps", "x_floor", "speedup_vs_eager"]
-pd.set_option("display.width", 200)
-pd.set_option("display.float_format", "{:.4g}".format)
-
-print("device:", torch.cuda.get_device_name() if HAS_GPU else "no CUDA GPU (CPU stand-ins, small shapes)")
-print("torch", torch.__version__, "| CUDA", torch.version.cuda, "| nvcc toolkit", fj.CUDA_HOME)
-print("shape:", SHAPE, "| run shape:", RUN_SHAPE, "| reps:", RUN_REPS)
-print("results log:", fj.RESULTS_CSV)
+from fusedkit.notebook import *  # np, pd, torch, plt, fj, setup and the lessons' helpers: fusedkit/notebook.py
+HAS_GPU, DEVICE, SHAPE, RUN_SHAPE, RUN_REPS, SMALL_SHAPES = setup(B, C_in, C_out, T, K, dilation, REPS)
 
 # %% [markdown]
 # ## The plans and predictions
@@ -175,6 +149,15 @@ if HAS_GPU:
     display(timing16[BENCH_COLS])
 
 # %% [markdown]
+# Rungs 8-12 beside the rungs before them (`wgmma_bf16` in bfloat16 I/O), from the results log: `fj.plot_rung_times` draws the latest GPU `bench` row of each rung at this shape
+# (p10-p90 whiskers), with eager, `torch.compile`, `clone` and the memory floor as lines. `logged_results()` is this
+# notebook's log plus the committed `results/timings.csv`, so without a GPU the picture shows the logged GPU runs.
+
+# %%
+fig = fj.plot_rung_times(["warp_specialized", "wgmma_tf32", "wgmma_3xtf32", "wgmma_bf16", "wgmma_rs_tf32"], logged_results(), shape=SHAPE)
+plt.show()
+
+# %% [markdown]
 # ## Where the time goes: stage ablation
 #
 # No counters needed: `scripts/ablate.py` builds the kernel with one stage left out at a time (`FUSED_ABLATE`:
@@ -186,9 +169,30 @@ import subprocess, sys
 if not HAS_GPU:
     print("needs a CUDA GPU: skipped")
 else:
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "ablate.py"), "wgmma_tf32", "0", "1", "2", "4", "8", "15"],
-                       capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run([sys.executable, str(fj.ROOT / "scripts" / "ablate.py"), "wgmma_tf32", "0", "1", "2", "4", "8", "15"],
+                       capture_output=True, text=True, cwd=fj.ROOT)
     print("\n".join(ln for ln in r.stdout.splitlines() if "arn" not in ln))
+
+# %% [markdown]
+# ## Where the time goes: the per-warpgroup timeline
+#
+# A `FUSED_TRACE=1` build records `clock64()` at the phase boundaries of each block's first tiles (`kernels/wgmma.cuh`;
+# `ext.trace()` returns the clocks, `ext.trace_layout()` their layout); rung 12 records per warpgroup.
+# `traced_launch` runs one launch of that build at this shape, the L2 flushed as `bench` does, and decodes the
+# records (`fj.decode_trace`: us since each block started); `fj.trace_table` is the median over blocks of each event
+# per tile, and `fj.plot_trace` draws a sample of blocks, one bar per warpgroup, each piece coloured by the phase it
+# ends. The records cost a few global stores per tile: a timing experiment, not a benchmark.
+
+# %%
+if not HAS_GPU:
+    print("needs a CUDA GPU: skipped (the trace is the clock64() records of a launch on the GPU)")
+else:
+    events, G, trace_defines = traced_launch("wgmma_rs_tf32", SHAPE)
+    print("wgmma_rs_tf32", fj.defines_str(trace_defines), "|", fj.trace_summary(events))
+    display(fj.trace_table(events, G))
+    fig = fj.plot_trace(events, warpgroups=G, title=f"wgmma_rs_tf32 {fj.defines_str(trace_defines)}: one launch, "
+                                                    f"B={SHAPE['B']} C={SHAPE['C_in']} T={SHAPE['T']}")
+    plt.show()
 
 # %% [markdown]
 # **Interpretation.** Rung 9 is the first rung to move clearly off rung 5's ~36 us: the MMA costs little once it

@@ -1,0 +1,107 @@
+"""Per-block event clocks of a FUSED_TRACE=1 build (rungs 09-12): decode what ext.trace() returns, summarize it
+per tile, draw the per-block (rung 12: per-warpgroup) timeline.
+
+The decoding and the drawing are those of scripts/trace_case.py, as functions of a DataFrame (the columns of the
+CSVs that script writes, so a recorded trace in results/traces/ draws the same way); they need no GPU.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+# The phases of a tile, in wgmma.cuh's WgTracePhase order (ext.trace_layout() gives their count).
+PHASES = ["x landed", "act free", "dw done", "mma issued", "mma done", "y stored", "barrier"]
+# what the time up to each event was spent on, and which thread records it in the warp-specialized kernel
+ENDS = {"w_fill": "W_pw fill", "x_landed": "wait for x", "act_free": "wait for act buffer", "dw_done": "depthwise",
+        "mma_issued": "MMA issue (+TMA issue | +act wait)", "mma_done": "MMA wait", "y_stored": "y stores",
+        "barrier": "barrier"}
+PRODUCER = {"x_landed", "act_free", "dw_done", "barrier"}
+RS_ENDS = {**ENDS, "mma_issued": "depthwise + MMA issue"}  # rung 12: no separate depthwise mark
+
+
+def decode_trace(raw, layout) -> pd.DataFrame:
+    """ext.trace() (uint64 clocks, `slots` per block, 0 = not reached) and ext.trace_layout() (slots, first tile
+    slot, tiles, phases) -> one row per block that ran: every event in us since that block started (clock64
+    converted with the block's own %globaltimer entry/exit pair), its start since the first block's (start_us)."""
+    slots, tile0, tiles, n_phases = (int(v) for v in layout)
+    if n_phases != len(PHASES):
+        raise ValueError(f"trace layout {tuple(layout)} has {n_phases} phases per tile, this decoder knows {len(PHASES)}")
+    raw = np.asarray(raw, dtype=np.float64).reshape(-1, slots)
+    block = np.flatnonzero(raw[:, 0] > 0)  # blocks that ran
+    raw = raw[block]
+    us_per_cycle = (raw[:, 3] - raw[:, 2]) / 1e3 / (raw[:, 1] - raw[:, 0])
+    ev = np.where(raw > 0, (raw - raw[:, :1]) * us_per_cycle[:, None], np.nan)
+    ev[:, 2:tile0] = np.where(np.arange(2, tile0) == 4, ev[:, 2:tile0], np.nan)  # the ns stamps and spare slots
+    cols = ["entry", "exit", "entry_ns", "exit_ns", "w_fill"] + [f"_{i}" for i in range(5, tile0)]
+    cols += [f"t{n}_{ph.replace(' ', '_')}" for n in range(tiles) for ph in PHASES]
+    cols += [f"_{i}" for i in range(len(cols), slots)]
+    out = pd.DataFrame(ev, columns=cols)
+    out.insert(0, "block", block)
+    out["start_us"] = (raw[:, 2] - raw[:, 2].min()) / 1e3
+    out["ghz"] = 1e-3 / us_per_cycle
+    return out
+
+
+def trace_table(events: pd.DataFrame, warpgroups: int = 0) -> pd.DataFrame:
+    """Per tile (rung 12: warpgroup g's n-th tile is g + G n) and phase: the median over blocks of the event's
+    time since the block started, us."""
+    tiles = sorted({int(c[1:].split("_", 1)[0]) for c in events.columns if c[:1] == "t" and c[1:2].isdigit()})
+    table = pd.DataFrame({ph: [events[f"t{n}_{ph.replace(' ', '_')}"].median() for n in tiles] for ph in PHASES},
+                         index=pd.Index(tiles, name=f"tile (g + {warpgroups} n)" if warpgroups else "tile"))
+    return table.dropna(how="all").dropna(axis=1, how="all")
+
+
+def trace_summary(events: pd.DataFrame) -> str:
+    """One line: blocks, the launch's span, block start offsets and durations, when W_pw's fill was done."""
+    dur, start = events["exit"], events["start_us"]
+    return (f"blocks {len(events)}; first block start to last block end {(start + dur).max():.2f} us; block start "
+            f"offsets median {start.median():.2f} max {start.max():.2f} us; block durations median {dur.median():.2f} "
+            f"(p10 {dur.quantile(0.1):.2f}, p90 {dur.quantile(0.9):.2f}) us; W_pw fill done at "
+            f"{events['w_fill'].median():.2f} us; SM clock {events['ghz'].median():.2f} GHz")
+
+
+def plot_trace(events: pd.DataFrame, warpgroups: int = 0, blocks: int = 12, title: str = ""):
+    """The timeline of `blocks` blocks spread over the grid: one bar per recording thread (warp-specialized: the
+    producers and the consumers; rung 12, warpgroups = G > 0: one bar per warpgroup g, from its tiles g, g + G, ..),
+    cut at the events, each piece coloured by the phase its event ends. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+    d = events
+    ws = "t0_act_free" in d and d["t0_act_free"].notna().any()  # warp-specialized: two recording threads
+    n_rows = min(blocks, len(d)) if not warpgroups else min(len(d), max(1, blocks // warpgroups))
+    rows = d.iloc[np.linspace(0, len(d) - 1, n_rows).astype(int)] if len(d) else d
+    ends = RS_ENDS if warpgroups else ENDS
+    colors = dict(zip(dict.fromkeys(list(ENDS.values()) + list(RS_ENDS.values())), plt.get_cmap("tab10").colors))
+    n_bars = len(rows) * (warpgroups or (2 if ws else 1))
+    fig, ax = plt.subplots(figsize=(11, 0.45 * max(n_bars, 1) + 1.4))
+    tile_cols = [c for c in d.columns if c[:1] == "t" and c[1:2].isdigit()]
+    labels, used = [], set()
+    for _, r in rows.iterrows():
+        events_r = [("w_fill", r["w_fill"], -1)] + [(c.split("_", 1)[1], r[c], int(c[1:].split("_", 1)[0]))
+                                                  for c in tile_cols if np.isfinite(r[c])]
+        if warpgroups:  # (name filter, tile filter) per bar
+            roles = [(f"wg {g}", set(ends), lambda n, g=g: n < 0 or n % warpgroups == g) for g in range(warpgroups)]
+        elif ws:
+            roles = [("producers", PRODUCER, lambda n: True), ("consumers", set(ENDS) - PRODUCER, lambda n: True)]
+        else:
+            roles = [("block", set(ENDS), lambda n: True)]
+        for role, names, mine in roles:
+            y = len(labels)
+            labels.append(f"block {int(r['block'])}" + (f" {role}" if ws or warpgroups else ""))
+            t_prev = 0.0
+            for name, t, _ in sorted((e for e in events_r if e[0] in names and mine(e[2]) and np.isfinite(e[1])),
+                                     key=lambda e: e[1]):
+                ax.broken_barh([(t_prev, t - t_prev)], (y - 0.4, 0.8), color=colors[ends[name]])
+                used.add(ends[name])
+                t_prev = t
+    if not labels:
+        ax.text(0.5, 0.5, "no blocks in this trace", ha="center", va="center")
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("us since the block started")
+    ax.set_title(title or "per-block timeline of one traced launch", fontsize=9)
+    shown = [lab for lab in colors if lab in used]
+    if shown:
+        ax.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=colors[lab]) for lab in shown], labels=shown,
+                  fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(labels) < 16 else -0.06))
+    fig.tight_layout()
+    return fig

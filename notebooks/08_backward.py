@@ -1,0 +1,202 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: -papermill,-execution
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 8. The backward
+#
+# **Why.** A block that trains needs five gradients: `dx`, `dW_dw`, `db_dw`, `dW_pw`, `db_pw`. Eager autograd runs
+# them as a chain of separate kernels, each reading and writing a full `(B, C, T)` tensor. This lesson counts
+# what each gradient needs (bytes and FLOPs), draws how many bytes eager's chain moves against the floor, shows
+# ModelNew's training path (one C++ autograd node) and the first rung of a backward ladder, checks every
+# gradient, and, on a GPU, times where the time goes.
+#
+# With `a = silu(v)`, `v = dw(x)`, `y = W_pw a + b_pw` and `g = dL/dy`:
+#
+# * `dW_pw = g a^T` and `db_pw = sum g` (reductions over B and T),
+# * `ga = W_pw^T g` (a GEMM, as large as the forward's),
+# * `gv = ga * silu'(v)` with `silu'(v) = s (1 + v (1 - s))`, `s = sigmoid(v)`,
+# * `dx[t] = sum_k W_dw[k] gv[t + p - k d]` (the depthwise, transposed), `dW_dw[k] = sum gv[t] x[t - p + k d]`,
+#   `db_dw = sum gv`.
+
+# %%
+import sys, pathlib  # the repository root (the folder of fused_jit.py) on sys.path: the package is not installed
+sys.path.insert(0, str(next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "fused_jit.py").is_file())))
+
+# %% tags=["parameters"]
+# Parameters (papermill can override them): the problem shape and the timed calls per measurement.
+B, C_in, C_out, T, K, dilation = 16, 128, 128, 2048, 5, 2
+REPS = 100
+
+# %%
+from fusedkit.notebook import *  # np, pd, torch, plt, fj, setup and the lessons' helpers: fusedkit/notebook.py
+HAS_GPU, DEVICE, SHAPE, RUN_SHAPE, RUN_REPS, SMALL_SHAPES = setup(B, C_in, C_out, T, K, dilation, REPS)
+
+# %% [markdown]
+# ## Bytes and FLOPs, pass by pass
+#
+# Each tensor of shape `(B, C, T)` in float32 is `4 B C T` bytes (16.8 MB at the headline). Below, every kernel
+# of a backward as bytes it must read and write at least (weights are negligible), counted, not measured. Eager
+# keeps `x`, `v` and `a` from its forward; ModelNew keeps only `x` (as large as `a`) and recomputes `v` and `a`.
+# The floor of any backward: read `x` and `g`, write `dx`.
+
+# %%
+t_out = T + 2 * ((K - 1) * dilation // 2) - dilation * (K - 1)
+X, A, G = 4 * B * C_in * T, 4 * B * C_in * t_out, 4 * B * C_out * t_out  # bytes of x, of v/a/ga/gv, of g and y
+passes = {
+    "eager": [("ga = W^T g", G + A), ("dW_pw, db_pw", G + A), ("gv = silu_backward", 3 * A), ("dx (dw, input)", A + X),
+              ("dW_dw (dw, weight)", A + X)],
+    "ModelNew, backward='eager'": [("recompute v", X + A), ("recompute a", 2 * A), ("ga = W^T g", G + A),
+                                   ("dW_pw, db_pw", G + A), ("gv = silu_backward", 3 * A), ("dx (dw, input)", A + X),
+                                   ("dW_dw (dw, weight)", A + X)],
+    "ModelNew, backward='dw_kernel'": [("recompute v", X + A), ("recompute a", 2 * A), ("ga = W^T g", G + A),
+                                       ("dW_pw, db_pw", G + A), ("dw_silu_backward.cu", X + 2 * A)],
+}
+floor = X + G + X
+flops_gemms = 2 * 2 * B * t_out * C_in * C_out  # ga and dW_pw
+rows = [(k, name, b / 1e6) for k, ps in passes.items() for name, b in ps]
+table = pd.DataFrame(rows, columns=["path", "pass", "MB"])
+print(table.groupby("path", sort=False)["MB"].sum().to_string())
+print(f"floor (read x and g, write dx): {floor / 1e6:.1f} MB; the two GEMMs: {flops_gemms / 1e9:.2f} GFLOP")
+
+# %%
+fig, ax = plt.subplots(figsize=(9, 3.2))
+for i, (path, ps) in enumerate(passes.items()):
+    left = 0.0
+    for name, b in ps:
+        ax.barh(i, b / 1e6, left=left, edgecolor="white")
+        ax.text(left + b / 2e6, i, name, ha="center", va="center", fontsize=7, rotation=0)
+        left += b / 1e6
+ax.axvline(floor / 1e6, color="k", ls="--", label=f"floor {floor / 1e6:.0f} MB")
+ax.set_yticks(range(len(passes)), list(passes))
+ax.set_xlabel("MB moved at least (counted, not measured)")
+ax.set_title(f"backward bytes, pass by pass, B={B} C={C_in}->{C_out} T={T}")
+ax.legend(loc="lower right")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# **Reading it.** Eager's chain moves several times the floor, most of it in the elementwise SiLU backward and
+# the depthwise's two backward kernels, which each stream a full tensor. Recomputing `v` and `a` costs ModelNew
+# two passes but saves storing them (memory, and the forward's writes). Rung 1, `kernels/dw_silu_backward.cu`,
+# folds SiLU's backward and both depthwise gradients into one pass over `x` and `ga`. The next rung fuses the
+# GEMM `ga = W^T g` with that epilogue, so `ga` never reaches memory, and recomputes `a` inside the `dW_pw`
+# reduction: then the backward approaches its floor.
+
+# %%
+show_source("dw_silu_backward.cu", "// gv[t] for t = t_lo + i", "gv_s[i] = g;", after=1)
+
+# %% [markdown]
+# ## ModelNew's training path
+#
+# With gradients on, ModelNew makes one call, the route's `forward_train`: a C++ autograd node
+# (`kernels/eager_autograd.h`) whose forward is the route's kernel and whose backward recomputes the activations
+# and runs eager's ops (`backward="eager"`, the default) or rung 1 (`backward="dw_kernel"`, float32 on CUDA).
+# Under `torch.compile` the operator `fused_jit::dwsep_conv1d` takes its place. Every gradient is checked below
+# against float64 and against eager's.
+
+# %%
+def gradients(model, x, gy):
+    xg = x.detach().clone().requires_grad_(True)
+    y = model(xg)
+    return [g.detach() for g in torch.autograd.grad(y, [xg, *model.parameters()], gy)]
+
+
+shape = RUN_SHAPE if HAS_GPU else dict(RUN_SHAPE, B=2, T=200)
+model, x = fj.make_case(shape, torch.float32, DEVICE, seed=5)
+gy = torch.randn_like(model(x))
+ref64 = gradients(fj.copy_model(model).double(), x.double(), gy.double())
+eager = gradients(model, x, gy)
+names = ["dx", "dW_dw", "db_dw", "dW_pw", "db_pw"]
+check_rows = []
+for mode in fj.BACKWARDS:
+    new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], backward=mode).to(DEVICE)
+    new.load_state_dict(model.state_dict())
+    for n, g, e, r in zip(names, gradients(new, x, gy), eager, ref64):
+        check_rows.append(dict(backward=mode, grad=n, rel_err_vs_fp64=fj.rel_err(g, r),
+                               eager_rel_err_vs_fp64=fj.rel_err(e, r),
+                               max_diff_to_eager=fj.max_diff(g, e) / max(1e-30, float(e.abs().max()))))
+print("route:", new.route(x).name, "| gradient node:", new(x.clone().requires_grad_(True)).grad_fn.name())
+pd.DataFrame(check_rows)
+
+# %% [markdown]
+# On the CPU both modes run eager's ops (rung 1 is CUDA code), so every difference is 0. On the H200,
+# `backward="eager"` must be bit-identical to eager and `"dw_kernel"` within float32 summation order of it.
+
+# %% [markdown]
+# ## Where the time goes (GPU)
+#
+# Forward + backward and backward alone, eager against ModelNew in both modes, with bench's timer (CUDA events,
+# L2 flushed, a spin kernel ahead so host launch time is not counted); then a profile of one backward per path.
+# `scripts/backward_bench.py` does the same over more shapes and logs the rows (kind `backward`).
+
+# %%
+if not HAS_GPU:
+    print("needs a CUDA GPU: skipped")
+else:
+    timer = fj.Timer("cuda")
+    xs = x.detach().clone().requires_grad_(True)
+    paths = {"eager": model}
+    for mode in fj.BACKWARDS:
+        m = fj.ModelNew(C_in, C_out, K, dilation, backward=mode).cuda()
+        m.load_state_dict(model.state_dict())
+        paths[f"ModelNew[{mode}]"] = m
+    times = {}
+    for label, m in paths.items():
+        y = m(xs)
+        params = [xs, *m.parameters()]
+        bwd = lambda y=y, params=params: torch.autograd.grad(y, params, gy, retain_graph=True)  # noqa: E731
+        fwd_bwd = lambda m=m: m(xs).backward(gy)  # noqa: E731
+        times[label] = (np.median(timer.time(fwd_bwd, RUN_REPS)), np.median(timer.time(bwd, RUN_REPS)))
+    bw = fj.copy_bandwidth("cuda")
+    t = pd.DataFrame(times, index=["fwd+bwd us", "bwd us"]).T
+    t["bwd x floor"] = t["bwd us"] / (floor / bw * 1e6)
+    print(t.round(2).to_string())
+    fig, ax = plt.subplots(figsize=(8, 3))
+    t[["fwd+bwd us", "bwd us"]].plot.barh(ax=ax)
+    ax.axvline(floor / bw * 1e6, color="k", ls="--", label="backward floor")
+    ax.set_xlabel("us (median, L2 flushed)")
+    ax.legend()
+    plt.show()
+
+# %%
+if HAS_GPU:
+    for label, m in paths.items():
+        y = m(xs)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            torch.autograd.grad(y, [xs, *m.parameters()], gy)
+            torch.cuda.synchronize()
+        print(f"--- {label}")
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=8, max_name_column_width=60))
+
+# %% [markdown]
+# ## What the log holds
+#
+# The latest `backward` rows of `results/timings.csv` (written by `scripts/backward_bench.py` on the H200), if
+# any: the numbers the docs quote come from there.
+
+# %%
+logged = logged_results()
+bwd_rows = logged[logged["kind"] == "backward"] if "kind" in logged else logged.iloc[:0]
+if bwd_rows.empty:
+    print("no backward run logged yet: run scripts/backward_bench.py on the GPU")
+else:
+    cols = ["timestamp", "commit", "variant", "B", "C_in", "C_out", "T", "K", "dilation", "median_us", "floor_us"]
+    print(bwd_rows[[c for c in cols if c in bwd_rows]].tail(24).to_string(index=False))
+
+# %% [markdown]
+# **Interpretation.** The forward's lesson carries over: the backward is memory-bound (two GEMMs of ~1 GFLOP
+# against ~100-300 MB of passes), so its speed is the number of full-tensor passes. Eager's chain is several
+# times the floor; rung 1 removes three passes; the fused GEMM-with-epilogue rung is what brings it near the
+# floor, and it is the next one to write.
