@@ -317,24 +317,37 @@ def plot_roofline(df: pd.DataFrame | None = None, device_name: str | None = None
     return fig
 
 
-def _table_lines(t: pd.DataFrame) -> list[str]:
-    lines = [f"GPU: {t['device_name'].iloc[0]}, torch {t['torch'].iloc[0]}, CUDA {t['cuda'].iloc[0]}, "
-             f"commit(s) {', '.join(sorted(set(map(str, t['commit']))))}; median of {int(t['n'].max())} calls, "
-             "L2 flushed; each row is the latest bench of that variant and dtype; floor = minimum bytes / copy "
-             "bandwidth measured in the same run; max diff to eager: max |y - eager's y| under PyTorch's defaults "
-             "(-: not recorded then); speedup vs eager in the same run and dtype (-: that run did not time eager).",
-             "",
-             "| rung | variant | dtype | median us | p10-p90 us | max diff to eager | rel. err vs fp64 | x floor | "
-             "speedup vs eager |",
-             "|---|---|---|---|---|---|---|---|---|"]
+def _table_lines(t: pd.DataFrame, short: bool = False) -> list[str]:
+    """The results table as markdown lines: every column (docs/results.md), or `short` (the README: median, max diff
+    to eager, x floor, speedup; the spread and the error vs float64 stay in the full table)."""
+    head = (f"GPU: {t['device_name'].iloc[0]}, torch {t['torch'].iloc[0]}, CUDA {t['cuda'].iloc[0]}, "
+            f"commit(s) {', '.join(sorted(set(map(str, t['commit']))))}; median of {int(t['n'].max())} calls, "
+            "L2 flushed; each row is the latest bench of that variant and dtype; ")
+    if short:
+        lines = [head + "max diff to eager: max |y - eager's y| under PyTorch's defaults; floor = minimum bytes / "
+                 "copy bandwidth of the same run; speedup vs eager in the same run (-: not timed there). Spread and "
+                 "error vs float64: docs/results.md.", "",
+                 "| rung | variant | dtype | median us | max diff to eager | x floor | speedup vs eager |",
+                 "|---|---|---|---|---|---|---|"]
+    else:
+        lines = [head + "floor = minimum bytes / copy bandwidth measured in the same run; max diff to eager: "
+                 "max |y - eager's y| under PyTorch's defaults (-: not recorded then); speedup vs eager in the same "
+                 "run and dtype (-: that run did not time eager).", "",
+                 "| rung | variant | dtype | median us | p10-p90 us | max diff to eager | rel. err vs fp64 | x floor | "
+                 "speedup vs eager |",
+                 "|---|---|---|---|---|---|---|---|---|"]
     for r in t.itertuples():
         rung = f"{variant_info(r.variant).rung:02d}" if r.variant not in BASELINES else "-"
         err = "-" if pd.isna(r.rel_err) else f"{r.rel_err:.1e}"
         diff = getattr(r, "max_diff_eager", float("nan"))
         diff = "-" if pd.isna(diff) else f"{diff:.1e}"
         speedup = "-" if pd.isna(r.speedup_vs_eager) else f"{r.speedup_vs_eager:.2f}"
-        lines.append(f"| {rung} | {r.variant} | {r.dtype} | {r.median_us:.1f} | {r.p10_us:.1f}-{r.p90_us:.1f} | "
-                     f"{diff} | {err} | {r.x_floor:.2f} | {speedup} |")
+        if short:
+            lines.append(f"| {rung} | {r.variant} | {r.dtype} | {r.median_us:.1f} | {diff} | {r.x_floor:.2f} | "
+                         f"{speedup} |")
+        else:
+            lines.append(f"| {rung} | {r.variant} | {r.dtype} | {r.median_us:.1f} | {r.p10_us:.1f}-{r.p90_us:.1f} | "
+                         f"{diff} | {err} | {r.x_floor:.2f} | {speedup} |")
     return lines
 
 
@@ -367,5 +380,5 @@ def report(readme: Path | None = None, full: Path | None = None) -> pd.DataFrame
     if readme.is_file():
         short = t[(t["dtype"] == "float32") & (t["variant"] != "eager_fp32") | (t["variant"] == "modelnew")
                   | ((t["dtype"] == "bfloat16") & t["variant"].isin(["eager", "wgmma_bf16"]))]
-        _write_between_markers(readme, _table_lines(short))
+        _write_between_markers(readme, _table_lines(short, short=True))
     return t
