@@ -1,6 +1,8 @@
 """What the operator registration costs per call at a small shape (B=1, C=128, T=256, K=5, d=2), where host time
 shows: eager, ModelNew (eager inference: the implementation called directly), the operator itself
-(fused_jit::dwsep_conv1d through torch.library's dispatch), ModelNew with gradients on (the operator + autograd),
+(fused_jit::dwsep_conv1d through torch.library's dispatch), ModelNew with gradients on (its C++ autograd node,
+forward_train) beside eager with gradients on, and the operator with gradients on (torch.library's dispatch + its
+Python autograd),
 and torch.compile(fullgraph=True) of a model holding ModelNew, against torch.compile of eager. Per call: host
 time (perf_counter around the call, the GPU kept busy so the host never waits) and device time (bench's timer).
 Rows go to the results log (kind 'op_overhead', median_us = device time, host_us = host time).
@@ -37,8 +39,11 @@ def main() -> int:
     timer = fj.Timer("cuda")
     rows, env = [], fj.environment("cuda")
     print(f"route: {new.route(x)}")
-    for name, fn in list(fns.items()) + [("modelnew, grad on (operator + autograd)", lambda: new(x_grad))]:
-        grad = name.startswith("modelnew, grad")
+    grad_fns = [("eager, grad on", lambda: model(x_grad)),
+                ("modelnew, grad on (C++ autograd node)", lambda: new(x_grad)),
+                ("operator, grad on (torch.library + Python autograd)", lambda: fj.dwsep_conv1d(x_grad, *args, ""))]
+    for name, fn in list(fns.items()) + grad_fns:
+        grad = "grad on" in name
         with torch.set_grad_enabled(grad):
             h = fj.host_time_us(fn)
             d = float(np.median(timer.time(fn, 100)))
