@@ -2,7 +2,9 @@
 # One session on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [build] [check] [sanitize] [bench] [test] [kernelbench] [export_timing] [backward] [train]
-#                   [shapes] [notebooks]      or      scripts/h200.sh verify  (~12 min: two device calls)
+#                   [shapes] [notebooks]
+#   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
+#   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
 # New results rows go to $OUT/timings_new.csv (merged into results/timings.csv afterwards with
 # `python scripts/merge_results.py`); everything printed goes to $OUT/session.log.
