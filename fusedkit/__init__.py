@@ -24,7 +24,7 @@ from .model import Model, get_inputs, get_init_inputs, forward_args, copy_model
 from .registry import Variant, variants, variant_info, tolerance
 from .jit import (KernelBuildError, cuda_home, build_root, cuda_arch, source_hash, build_plan, tuned_table,
                   tuned_defines, defines_over_tuned, load, load_built, general_kernel)
-from .check import (shape_battery, make_case, reference, eager_output, max_diff, rel_err, smem_poisoner,
+from .check import (shape_battery, make_case, reference, eager_output, max_diff, rel_err, gradients, smem_poisoner,
                     run_variant, check)
 from .routing import (Route, ModelNew, choose_route, preferred_variant, probe_against_eager, eager_forward,
                       general_forward, eager_is_faster, eager_backward, dwsep_conv1d, reset_route_cache)
@@ -34,6 +34,6 @@ from .results import environment, git_commit, shape_cols, result_row, append_res
 from .sweeps import SWEEP_CHECK_SHAPES, build_quietly, sweep, shape_grid, shape_sweep
 from .report import (ladder_table, plot_ladder, plot_shape_sweep, report, roofline_table, plot_roofline,
                      plot_rung_times, PEAK_FLOPS)
-from .trace import decode_trace, trace_table, trace_summary, plot_trace
+from .trace import decode_trace, trace_table, trace_summary, plot_trace, traced_launch
 from .export import export_modelnew
 from .cli import main

@@ -78,6 +78,13 @@ def max_diff(y: torch.Tensor, other: torch.Tensor) -> float:
     return float(d.max()) if d.numel() and torch.isfinite(d).all() else (0.0 if not d.numel() else float("inf"))
 
 
+def gradients(model: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> list:
+    """[dL/dx, dL/dp for each parameter p of model] for L = sum(model(x) * gy), detached (x itself untouched)."""
+    xg = x.detach().clone().requires_grad_(True)
+    y = model(xg)
+    return [g.detach() for g in torch.autograd.grad(y, [xg, *model.parameters()], gy)]
+
+
 def rel_err(y: torch.Tensor, ref: torch.Tensor) -> float:
     """||y - ref|| / ||ref|| in float64; NaN anywhere gives inf."""
     y64 = y.double()

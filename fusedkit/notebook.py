@@ -18,6 +18,7 @@ import pandas as pd
 import torch
 
 import fused_jit as fj
+from fusedkit.trace import traced_launch
 
 __all__ = ["np", "pd", "torch", "plt", "fj", "Setup", "setup", "BENCH_COLS", "src_path", "header", "prediction",
            "show_source", "check_summary", "tf32_off", "show_ab", "logged_results", "traced_launch"]
@@ -59,7 +60,7 @@ def setup(B: int, C_in: int, C_out: int, T: int, K: int, dilation: int, REPS: in
 
 def logged_results() -> pd.DataFrame:
     """The rows the pictures draw from: the results log this notebook writes (fj.RESULTS_CSV, $FUSED_RESULTS)
-    and, where that is another file (a GPU session's or a test's own log), the committed results/timings.csv
+    and, where that is another file (a GPU run's or a test's own log), the committed results/timings.csv
     too, oldest first; so a lesson's rung is drawn beside the rungs logged before it, and the latest row wins."""
     committed = fj.ROOT / "results" / "timings.csv"
     logs = [fj.read_results()]
@@ -67,25 +68,6 @@ def logged_results() -> pd.DataFrame:
         logs.insert(0, fj.read_results(committed))
     df = pd.concat([d for d in logs if not d.empty] or logs, ignore_index=True)
     return df.sort_values("timestamp", kind="stable", ignore_index=True) if "timestamp" in df else df
-
-
-def traced_launch(variant: str = "wgmma_rs_tf32", shape: dict | None = None, dtype: str = "float32",
-                  defines: dict | None = None):
-    """One launch of the variant's FUSED_TRACE=1 build (its tuned parameters, `defines` over them) at `shape`,
-    after 5 untimed calls and with the L2 flushed as bench times it: (events per block, from
-    fusedkit.trace.decode_trace; G, the warpgroups of a rung-12 build (0: one record per block); the defines).
-    Needs a GPU; the records cost a few global stores per tile, so it is a timing experiment, not a benchmark."""
-    from fusedkit.trace import decode_trace
-    defs = {**fj.defines_over_tuned(variant, defines or {}), "FUSED_TRACE": "1"}
-    ext = fj.load(variant, defs)
-    model, x = fj.make_case(dict(shape or fj.HEADLINE), fj.DTYPES[dtype], "cuda", seed=0)
-    args = fj.forward_args(model)
-    for _ in range(5):
-        ext.forward(x, *args)
-    ext.trace()  # clear
-    fj.Timer("cuda").time(lambda: ext.forward(x, *args), reps=1, warmup=0)
-    events = decode_trace(ext.trace(), ext.trace_layout())
-    return events, int(defs.get("RS_WARPGROUPS", 0)), defs
 
 
 def src_path(name: str) -> Path:

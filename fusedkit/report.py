@@ -111,17 +111,28 @@ def plot_ladder(df: pd.DataFrame | None = None, device_name: str | None = None, 
         return fig
     rungs = t[~t["variant"].isin(BASELINES)]
     labels = [f"{r.variant}" + ("" if r.dtype == "float32" else f" ({r.dtype})") for r in rungs.itertuples()]
-    med = rungs["median_us"].to_numpy()
-    err = np.vstack([med - rungs["p10_us"].to_numpy(), rungs["p90_us"].to_numpy() - med])
-    ax.bar(labels, med, yerr=err, color="#4c72b0", capsize=3)
-    for i, y in enumerate(med):
-        ax.annotate(f"{y:.3g}", (i, y), ha="center", va="bottom", fontsize=8)
+    _time_bars(ax, rungs, labels, "#4c72b0", lambda y: f"{y:.3g}")
     _mark_baselines(ax, t)
+    ax.set_title(f"The ladder at B=16 C=128 T=2048 K=5 d=2 on {t['device_name'].iloc[0]} (L2 flushed)")
+    return _finish(fig, ax, path, rotation=35)
+
+
+def _time_bars(ax, rows: pd.DataFrame, labels: list, color, fmt):
+    """Bars of the rows' median times with p10-p90 whiskers, each labelled with fmt(median), on a log axis."""
+    med = rows["median_us"].to_numpy()
+    err = np.vstack([med - rows["p10_us"].to_numpy(), rows["p90_us"].to_numpy() - med])
+    ax.bar(labels, med, yerr=err, color=color, capsize=3)
+    for i, y in enumerate(med):
+        ax.annotate(fmt(y), (i, y), ha="center", va="bottom", fontsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("median time per call, us (log)")
-    ax.set_title(f"The ladder at B=16 C=128 T=2048 K=5 d=2 on {t['device_name'].iloc[0]} (L2 flushed)")
+
+
+def _finish(fig, ax, path, rotation: int):
+    """Legend, slanted tick labels, tight layout, saved to `path` if given; returns the figure."""
+    import matplotlib.pyplot as plt
     ax.legend(fontsize=8, loc="upper right")
-    plt.setp(ax.get_xticklabels(), rotation=35, ha="right")
+    plt.setp(ax.get_xticklabels(), rotation=rotation, ha="right")
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=120)
@@ -184,26 +195,14 @@ def plot_rung_times(rungs, df: pd.DataFrame | None = None, device_name: str | No
                                                                                            ascending=[True, False])
     labels = [f"{r.rung:02d} {r.variant}" + ("" if r.dtype == "float32" else f" ({_short(r.dtype)})")
               for r in bars.itertuples()]
-    med = bars["median_us"].to_numpy()
-    err = np.vstack([med - bars["p10_us"].to_numpy(), bars["p90_us"].to_numpy() - med])
-    ax.bar(labels, med, yerr=err, capsize=3,
-           color=["#4c72b0" if n in rungs else "#b8c4d6" for n in bars["variant"]])
-    for i, y in enumerate(med):
-        ax.annotate(_us(y), (i, y), ha="center", va="bottom", fontsize=8)
+    _time_bars(ax, bars, labels, ["#4c72b0" if n in rungs else "#b8c4d6" for n in bars["variant"]], _us)
     _mark_baselines(ax, t, ("float32", "bfloat16") if (bars["dtype"] == "bfloat16").any() else ("float32",))
     missing = [n for n in rungs if n not in set(bars["variant"])]
-    ax.set_yscale("log")
-    ax.set_ylabel("median time per call, us (log)")
     nums = ", ".join(f"{variant_info(n).rung}" for n in rungs)
     ax.set_title(f"Rung{'s' if len(rungs) > 1 else ''} {nums} (dark) beside the rungs before: latest bench rows, "
                  f"{_shape_label(shape)}\non {t['device_name'].iloc[0]}, L2 flushed"
                  + (f"; not in the log: {', '.join(missing)}" if missing else ""), fontsize=9)
-    ax.legend(fontsize=8, loc="upper right")
-    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-    return fig
+    return _finish(fig, ax, path, rotation=30)
 
 
 # Dense peak FLOP rates from NVIDIA's H200 SXM datasheet (specifications, not measurements; the tensor-core

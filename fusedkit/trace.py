@@ -105,3 +105,26 @@ def plot_trace(events: pd.DataFrame, warpgroups: int = 0, blocks: int = 12, titl
                   fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(labels) < 16 else -0.06))
     fig.tight_layout()
     return fig
+
+
+def traced_launch(variant: str = "wgmma_rs_tf32", shape: dict | None = None, dtype: str = "float32",
+                  defines: dict | None = None):
+    """One launch of the variant's FUSED_TRACE=1 build (its tuned parameters, `defines` over them) at `shape`,
+    after 5 untimed calls and with the L2 flushed as bench times it: (events per block, from
+    fusedkit.trace.decode_trace; G, the warpgroups of a rung-12 build (0: one record per block); the defines).
+    Needs a GPU; the records cost a few global stores per tile, so it is a timing experiment, not a benchmark."""
+    from .jit import defines_over_tuned, load
+    from .check import make_case
+    from .config import DTYPES, HEADLINE
+    from .model import forward_args
+    from .timing import Timer
+    defs = {**defines_over_tuned(variant, defines or {}), "FUSED_TRACE": "1"}
+    ext = load(variant, defs)
+    model, x = make_case(dict(shape or HEADLINE), DTYPES[dtype], "cuda", seed=0)
+    args = forward_args(model)
+    for _ in range(5):
+        ext.forward(x, *args)
+    ext.trace()  # clear
+    Timer("cuda").time(lambda: ext.forward(x, *args), reps=1, warmup=0)
+    events = decode_trace(ext.trace(), ext.trace_layout())
+    return events, int(defs.get("RS_WARPGROUPS", 0)), defs

@@ -107,23 +107,17 @@ show_source("dw_silu_backward.cu", "// gv[t] for t = t_lo + i", "gv_s[i] = g;", 
 # against float64 and against eager's.
 
 # %%
-def gradients(model, x, gy):
-    xg = x.detach().clone().requires_grad_(True)
-    y = model(xg)
-    return [g.detach() for g in torch.autograd.grad(y, [xg, *model.parameters()], gy)]
-
-
 shape = RUN_SHAPE if HAS_GPU else dict(RUN_SHAPE, B=2, T=200)
 model, x = fj.make_case(shape, torch.float32, DEVICE, seed=5)
 gy = torch.randn_like(model(x))
-ref64 = gradients(fj.copy_model(model).double(), x.double(), gy.double())
-eager = gradients(model, x, gy)
+ref64 = fj.gradients(fj.copy_model(model).double(), x.double(), gy.double())
+eager = fj.gradients(model, x, gy)
 names = ["dx", "dW_dw", "db_dw", "dW_pw", "db_pw"]
 check_rows = []
 for mode in fj.BACKWARDS:
     new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], backward=mode).to(DEVICE)
     new.load_state_dict(model.state_dict())
-    for n, g, e, r in zip(names, gradients(new, x, gy), eager, ref64):
+    for n, g, e, r in zip(names, fj.gradients(new, x, gy), eager, ref64):
         check_rows.append(dict(backward=mode, grad=n, rel_err_vs_fp64=fj.rel_err(g, r),
                                eager_rel_err_vs_fp64=fj.rel_err(e, r),
                                max_diff_to_eager=fj.max_diff(g, e) / max(1e-30, float(e.abs().max()))))

@@ -22,13 +22,6 @@ SHAPES = [fj.HEADLINE,
           dict(B=4, C_in=64, C_out=64, T=777, K=9, dilation=4, bias=False)]     # long span, no bias
 
 
-def grads(model, x, gy):
-    xg = x.detach().clone().requires_grad_(True)
-    y = model(xg)
-    ps = [p for p in model.parameters()]
-    return [g.detach() for g in torch.autograd.grad(y, [xg, *ps], gy)]
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--reps", type=int, default=100)
@@ -47,12 +40,12 @@ def main() -> int:
         gy = torch.randn(shape["B"], shape["C_out"], x.shape[2] + 2 * model.dw.padding[0]
                          - shape["dilation"] * (shape["K"] - 1), device="cuda")
         m64 = fj.copy_model(model).double()
-        g64 = grads(m64, x.double(), gy.double())
-        g_eager = grads(model, x, gy)
+        g64 = fj.gradients(m64, x.double(), gy.double())
+        g_eager = fj.gradients(model, x, gy)
         route = news["dw_kernel"].route(x).name
         errs = {}
         for mode, m in news.items():
-            g = grads(m, x, gy)
+            g = fj.gradients(m, x, gy)
             nb = [n for n in names if shape["bias"] or not n.startswith("b_")]
             errs[mode] = {n: (fj.rel_err(gi, r), fj.max_diff(gi, e) / max(1e-30, float(e.abs().max())))
                           for n, gi, r, e in zip(nb, g, g64, g_eager)}

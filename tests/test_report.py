@@ -109,7 +109,7 @@ def test_plot_trace_draws_one_bar_per_warpgroup_and_block():
     assert len(ax.collections) == 2 * 2 * (1 + 7)  # per bar: the W_pw fill, then its one tile's 7 phases
 
 
-def test_logged_results_adds_the_committed_log_to_the_session_log():
+def test_logged_results_adds_the_committed_log_to_a_run_log():
     from fusedkit.notebook import logged_results
     committed = fj.read_results(fj.ROOT / "results" / "timings.csv")
     fj.append_results(_log({"naive": 1.0}, stamp="2099-01-01").to_dict("records"))  # the test's own log
