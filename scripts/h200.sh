@@ -18,7 +18,7 @@ stages=${*:-build check sanitize bench test}
   SANITIZE_VARIANTS=${SANITIZE_VARIANTS:-"general backward wgmma_tf32 wgmma_3xtf32 wgmma_bf16"}
 log() { echo "=== $(date -u +%H:%M:%S) $*"; }
 # VARIANTS (env) restricts build/check/sanitize/bench to some variants; default: every CUDA variant.
-VARIANTS=${VARIANTS:-$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')}
+VARIANTS=$(echo ${VARIANTS:-$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')})  # one line: spliced into Python below
 VARIANT_ARGS=$(for v in $VARIANTS; do printf -- '--variant %s ' "$v"; done)
 {
 log "info"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
