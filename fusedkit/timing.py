@@ -45,6 +45,10 @@ class Timer:
     instead, so the L2 holds clean lines and the timed call pays no write-backs for the lines it allocates."""
 
     SPIN_CYCLES = 200_000  # ~100 us at 1.98 GHz
+    # a forward + backward costs the host ~0.3-0.9 ms (the autograd engine, ~15 launches): 200_000 cycles let
+    # its host time into the events (eager's backward read 768 us, spread 650-930, in the 0b2d696 run);
+    # backward timings use Timer(device, spin_cycles=Timer.TRAIN_SPIN_CYCLES)
+    TRAIN_SPIN_CYCLES = 4_000_000  # ~2 ms
 
     def __init__(self, device: str, spin_cycles: int = SPIN_CYCLES, flush: str = "write"):
         if flush not in ("write", "read"):

@@ -139,7 +139,7 @@ pd.DataFrame(check_rows)
 if not HAS_GPU:
     print("needs a CUDA GPU: skipped")
 else:
-    timer = fj.Timer("cuda")
+    timer = fj.Timer("cuda", spin_cycles=fj.Timer.TRAIN_SPIN_CYCLES)  # a spin longer than autograd's host time
     xs = x.detach().clone().requires_grad_(True)
     paths = {"eager": model}
     for mode in fj.BACKWARDS:

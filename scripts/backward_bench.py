@@ -26,7 +26,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--reps", type=int, default=100)
     a = p.parse_args()
-    timer, env, rows = fj.Timer("cuda"), fj.environment("cuda"), []
+    timer, env, rows = fj.Timer("cuda", spin_cycles=fj.Timer.TRAIN_SPIN_CYCLES), fj.environment("cuda"), []
     bw = fj.copy_bandwidth("cuda")
     names = ["x", "w_dw", "b_dw", "w_pw", "b_pw"]
     for shape in SHAPES:
@@ -66,9 +66,11 @@ def main() -> int:
             params = [xs, *m.parameters()]
             return lambda: torch.autograd.grad(y, params, gy, retain_graph=True)
 
+        host = {}
         for label, m in [("eager", model)] + [(f"modelnew[{k}]", v) for k, v in news.items()]:
             for what, fn in (("fwd+bwd", fwd_bwd(m)), ("bwd", bwd_only(m))):
                 t = timer.time(fn, a.reps)
+                host[(label, what)] = fj.host_time_us(fn, 50)
                 worst = max(r for r, _ in errs[label.split("[")[1][:-1]].values()) if "[" in label else float("nan")
                 rows.append(fj.result_row("backward", env, f"{label} {what}", shape, "float32", t,
                                           floor_us=floor_us if what == "bwd" else float("nan"), route=route,
@@ -80,7 +82,24 @@ def main() -> int:
             for k in fj.BACKWARDS:
                 n = m_eager[f"modelnew[{k}] {what}"]
                 print(f"  {what:<8} eager {e:8.1f} us  modelnew[{k}] {n:8.1f} us  ({e / n:.2f}x)"
-                      + (f"  floor {floor_us:.1f} us, modelnew {n / floor_us:.2f}x floor" if what == "bwd" else ""))
+                      + (f"  floor {floor_us:.1f} us, modelnew {n / floor_us:.2f}x floor" if what == "bwd" else "")
+                      + f"  | host us per call: eager {host[('eager', what)]:.0f}, "
+                        f"modelnew[{k}] {host[(f'modelnew[{k}]', what)]:.0f}")
+        if shape == fj.HEADLINE:  # where the GPU time goes: the kernels of one backward per path
+          try:
+            for label, m in [("eager", model)] + [(f"modelnew[{k}]", v) for k, v in news.items()]:
+                fn = bwd_only(m)
+                fn()
+                torch.cuda.synchronize()
+                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                    fn()
+                    torch.cuda.synchronize()
+                ev = [e for e in prof.key_averages() if e.device_time_total > 0]
+                print(f"  kernels of one backward, {label} (L2 warm), sum {sum(e.device_time_total for e in ev):.1f} us: "
+                      + "; ".join(f"{e.key[:48]} {e.device_time_total:.1f}"
+                                  for e in sorted(ev, key=lambda e: -e.device_time_total)[:8]))
+          except Exception as err:  # the profile is a diagnostic: never lose the timed rows to it
+            print(f"  profile failed: {err!r}")
     fj.append_results(rows)
     t = pd.DataFrame(rows)
     with pd.option_context("display.width", 220):

@@ -17,6 +17,7 @@ stages=${*:-build check sanitize bench test}
 [ "$stages" = verify ] && stages="build test sanitize export_timing kernelbench backward train shapes" &&
   SANITIZE_VARIANTS=${SANITIZE_VARIANTS:-"general backward wgmma_tf32 wgmma_3xtf32 wgmma_bf16"}
 log() { echo "=== $(date -u +%H:%M:%S) $*"; }
+# TEST_ARGS (env) adds pytest arguments to the test stage (e.g. -k trains).
 # VARIANTS (env) restricts build/check/sanitize/bench to some variants; default: every CUDA variant.
 VARIANTS=$(echo ${VARIANTS:-$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')})  # one line: spliced into Python below
 VARIANT_ARGS=$(for v in $VARIANTS; do printf -- '--variant %s ' "$v"; done)
@@ -52,7 +53,7 @@ for stage in $stages; do
     fi ;;
   test)
     log "pytest -m gpu"
-    timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.txt" |
+    timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} 2>&1 | tee "$OUT/gpu_tests.txt" |
       grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed" ;;
   kernelbench)
     log "KernelBench's own evaluation (eval_kernel_against_ref + static checker) of the exported ModelNew"

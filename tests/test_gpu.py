@@ -79,6 +79,16 @@ class _quiet:
         return self._w.__exit__(*exc)
 
 
+class _deterministic_cudnn:
+    """cuDNN's deterministic algorithms for the block (the other switches untouched)."""
+    def __enter__(self):
+        self._was = torch.backends.cudnn.deterministic
+        torch.backends.cudnn.deterministic = True
+
+    def __exit__(self, *exc):
+        torch.backends.cudnn.deterministic = self._was
+
+
 @pytest.mark.parametrize("dt", [torch.bfloat16, torch.float16])
 def test_modelnew_16bit_matches_eager_in_its_dtype(dt):
     """16-bit I/O, every T (odd T and T % 8 != 0 included): within the dtype's own rounding of eager in that dtype
@@ -118,9 +128,9 @@ TRAIN_SHAPES = [fj.HEADLINE,                                                    
 @pytest.mark.parametrize("backward", sorted(fj.BACKWARDS))
 @pytest.mark.parametrize("shape", TRAIN_SHAPES, ids=["headline", "general_odd_T", "long_span_no_bias"])
 def test_modelnew_trains_with_eagers_gradients_on_gpu(shape, backward):
-    """A residual block trains: every gradient arrives and matches eager's under TF32 defaults: bit for bit with
-    backward="eager" (the same ops), within float32 summation order with "dw_kernel" (dw_silu_backward.cu), and
-    no further from float64 than eager's own."""
+    """A residual block trains: every gradient arrives and matches eager's under TF32 defaults within float32
+    summation order (backward="eager", the same ops: bit for bit under cudnn.deterministic; "dw_kernel",
+    dw_silu_backward.cu: 1e-4 of the gradient's max), and no further from float64 than eager's own."""
     model, x = fj.make_case(shape, torch.float32, "cuda", seed=3)
     new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"],
                       backward=backward).cuda()
@@ -140,13 +150,24 @@ def test_modelnew_trains_with_eagers_gradients_on_gpu(shape, backward):
                                                            m64.parameters())]
     for name, got, eager, ref in pairs:
         assert got is not None and torch.isfinite(got).all(), name
-        if backward == "eager":
-            assert torch.equal(got, eager), (name, fj.max_diff(got, eager))
-        else:
-            scale = float(eager.abs().max())
-            assert fj.max_diff(got, eager) <= 1e-4 * scale, (name, fj.max_diff(got, eager), scale)
-            assert fj.rel_err(got, ref) <= 2 * fj.rel_err(eager, ref) + 1e-6, (name, fj.rel_err(got, ref),
+        scale = float(eager.abs().max())
+        # "eager" runs eager's ops, yet under PyTorch's defaults cuDNN may pick a weight-gradient algorithm that
+        # sums in another order from call to call (pw.weight was 1 ulp off at C 200 -> 72, T = 1001 in the
+        # 0b2d696 run): within float32 summation order here, bit for bit under cudnn.deterministic below
+        bound = (1e-5 if backward == "eager" else 1e-4) * scale
+        assert fj.max_diff(got, eager) <= bound, (name, fj.max_diff(got, eager), scale)
+        assert fj.rel_err(got, ref) <= 2 * fj.rel_err(eager, ref) + 1e-6, (name, fj.rel_err(got, ref),
                                                                             fj.rel_err(eager, ref))
+    if backward == "eager":
+        with _deterministic_cudnn():
+            xr.grad = xn.grad = None
+            model.zero_grad()
+            new.zero_grad()
+            (model(xr) * g).sum().backward()
+            with _quiet():
+                (new(xn) * g).sum().backward()
+        for (name, p), q in zip([("x", xn)] + list(new.named_parameters()), [xr, *model.parameters()]):
+            assert torch.equal(p.grad, q.grad), (name, fj.max_diff(p.grad, q.grad))
 
 
 def test_operator_under_compile_cuda_graphs_and_autocast():
@@ -282,6 +303,26 @@ def test_exported_modelnew_follows_kernelbench_procedure(tmp_path, tf32):
     timer = fj.Timer("cuda")
     times = timer.time(lambda: new(x), reps=20)
     assert times.min() > 0
+
+
+def test_exported_modelnew_trains_on_gpu(tmp_path):
+    """The exported file carries the backward: at the headline (its fused kernel) and at C_in != C_out with odd T
+    (its general path) every gradient arrives and is within float32 summation order of eager's."""
+    mod = _import_file(fj.export_modelnew(None, tmp_path / "modelnew_train.py"), "modelnew_train")
+    for B, c_in, c_out, T, K, d in KB_CASES[:2]:
+        torch.manual_seed(42)
+        ref = fj.Model(c_in, c_out, K, d).cuda()
+        torch.manual_seed(42)
+        new = mod.ModelNew(c_in, c_out, K, d).cuda()
+        x = torch.randn(B, c_in, T, device="cuda")
+        xr, xn = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        g = torch.randn_like(ref(x))
+        (ref(xr) * g).sum().backward()
+        with _quiet():
+            (new(xn) * g).sum().backward()
+        for (name, p), q in zip([("x", xn)] + list(new.named_parameters()), [xr, *ref.parameters()]):
+            assert p.grad is not None, name
+            assert fj.max_diff(p.grad, q.grad) <= 1e-5 * float(q.grad.abs().max()), (name, fj.max_diff(p.grad, q.grad))
 
 
 def test_operator_passes_opcheck_on_cuda():
