@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .config import FUSED_TF32, FUSED_STRICT, FUSED_16BIT, GENERAL, EAGER, ROUTES, BACKWARDS
+from .config import FUSED_TF32, FUSED_STRICT, FUSED_16BIT, GENERAL, EAGER, ROUTES, BACKWARDS, DEFAULT_BACKWARD
 from .model import Model, forward_args
 from .registry import variant_info
 from .jit import load, general_kernel
@@ -162,7 +162,7 @@ def _forward_impl(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int, varian
 
 
 def _train_impl(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int, variant: str,
-                backward: str = "eager") -> torch.Tensor:
+                backward: str = DEFAULT_BACKWARD) -> torch.Tensor:
     """The forward with gradients on, outside graph capture: the route's forward_train, a C++ autograd function
     (kernels/eager_autograd.h), one call instead of the operator's Python dispatch and autograd (~300 us of host
     time per call on the H200 host against eager's ~130: results/logs/2026-12-01_0b02739_export_timing.log).
@@ -242,14 +242,15 @@ class ModelNew(Model):
     the general path where no fused kernel runs the shape, PyTorch where PyTorch is faster; `route(x)` says
     which. `variant` forces one route (a variant name, GENERAL or EAGER), for A/B timing. Under autocast it
     computes in the autocast dtype, as eager's conv does. It trains: one C++ autograd node whose backward
-    recomputes the activations from x and runs PyTorch's backward ops (eager's gradients); `backward="dw_kernel"`
-    runs SiLU's and the depthwise's backward as one kernel (kernels/dw_silu_backward.cu, float32 on CUDA; not yet
-    run on a GPU). It is a torch.library operator (fused_jit::dwsep_conv1d), so
+    recomputes the activations from x, runs PyTorch's backward of the 1x1 conv and, by default
+    (`backward="dw_kernel"`), SiLU's and the depthwise's backward as one kernel (kernels/dw_silu_backward.cu,
+    float32 on CUDA; gradients within float32 summation order of eager's); `backward="eager"` runs PyTorch's
+    ops throughout. It is a torch.library operator (fused_jit::dwsep_conv1d), so
     torch.compile(fullgraph=True) and torch.export take it whole.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, dilation: int = 1,
-                 bias: bool = True, variant: str | None = None, backward: str = "eager"):
+                 bias: bool = True, variant: str | None = None, backward: str = DEFAULT_BACKWARD):
         super().__init__(in_channels, out_channels, kernel_size, dilation, bias)
         if variant is not None and variant not in ROUTES:
             variant_info(variant)  # unknown names fail here, not at the first forward

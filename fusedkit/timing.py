@@ -37,8 +37,9 @@ def flops(shape: dict) -> int:
 
 class Timer:
     """Per-call device time: CUDA events around each call, the L2 flushed (a 256 MB write) before each,
-    then a ~100 us spin kernel queued, so the GPU is still busy while the host enqueues the call: the
-    events then time the call's GPU work, not the host's launch overhead. (On the H200, eager PyTorch
+    then a spin kernel queued (~100 us, or 1.5x the call's host time measured in warm-up if longer), so the GPU
+    is still busy while the host enqueues the call: the events then time the call's GPU work, not the host's
+    launch overhead. (On the H200, eager PyTorch
     spends 63-105 us of host time per call, longer than the flush; without the spin its event time
     absorbed part of that: results/logs/2026-11-29_3a0c328_diagnose.txt and 2026-11-29_3a0c328_run_2.log.)
     flush="read" (a diagnostic, not bench's timer: scripts/flush_kinds.py) flushes by reading the buffer
@@ -71,11 +72,14 @@ class Timer:
         kernel timed in turn without it measured 22.8 and 23.2 us against 21.0 in bench (A/A ratio 0.979,
         2026-11-30_dd8477f_gpu_tests): each call then fetched its ~80 KB of code after the other kernel's."""
         prime = len(fns) > 1 if prime is None else prime
-        for _ in range(warmup):
-            for fn in fns:
+        import time
+        host = np.zeros((max(warmup, 1), len(fns)))
+        for w in range(warmup):
+            for j, fn in enumerate(fns):
+                t0 = time.perf_counter()
                 fn()
+                host[w, j] = (time.perf_counter() - t0) * 1e6
         if self.device != "cuda":
-            import time
             out = np.empty((reps, len(fns)))
             for r in range(reps):
                 for j, fn in enumerate(fns):
@@ -86,6 +90,12 @@ class Timer:
                     out[r, j] = (time.perf_counter() - t0) * 1e6
             return out
         torch.cuda.synchronize()
+        # the spin must outlast the host's work for the call, or launch gaps enter the events: at least 1.5x the
+        # slowest function's median warm-up host time (at ~2000 cycles per us); small eager calls take ~120 us of
+        # host time on the H200's host, more than SPIN_CYCLES (ModelNew's PyTorch route read 0.94-0.97x eager's
+        # time with it at bfloat16 T=100, same kernels: 2026-12-01_4f353fc_notebooks_shape_sweep.log)
+        spin = max(self.spin_cycles, int(1.5 * 2000 * float(np.median(host[1:] if warmup > 1 else host, 0).max()))) \
+            if self.spin_cycles else 0
         events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in fns]
                   for _ in range(reps)]
         for row in events:
@@ -96,8 +106,8 @@ class Timer:
                     self.flush_buf.zero_()
                 else:
                     self.flush_buf.sum()  # reads 256 MB: the dirty lines are written back here, before the call
-                if self.spin_cycles:
-                    torch.cuda._sleep(self.spin_cycles)
+                if spin:
+                    torch.cuda._sleep(spin)
                 s.record()
                 fn()
                 e.record()

@@ -13,8 +13,11 @@
 // gv = ga * s * (1 + v * (1 - s)) as aten's silu_backward: gv equals eager's bit for bit. dx and the weight
 // gradients sum in another order than cuDNN/aten: within float32 rounding of eager's, not bit-identical.
 // Limits: float32 only (16-bit training keeps eager's backward ops); padding <= (K-1)*dilation <= 1024 (else eager's
-// ops). Status: compiled in CI, not yet run on a GPU (the 2026-12-01 runs ended before it), so ModelNew's default
-// backward stays eager's ops; tests/test_gpu.py and scripts/backward_bench.py check and time it on the H200.
+// ops). Status: ModelNew's default backward; tests/test_gpu.py and scripts/backward_bench.py check and time it on
+// the H200 (gradients within 3e-7 of eager's max, memcheck + racecheck clean: 2026-12-01 runs at 0b2d696/4f353fc).
+// Measured far from its prediction: ~69 us at the headline in a profile (L2 warm), 4.6x the ~15 us predicted: one
+// block per (b, c) row tile of 1024 steps with a serial tap loop per element and K+1 block reductions; the next
+// rung (the GEMM with this as its epilogue) replaces it rather than tuning it.
 #include <cuda_runtime.h>
 #include <stdexcept>
 #include <string>

@@ -102,8 +102,9 @@ show_source("dw_silu_backward.cu", "// gv[t] for t = t_lo + i", "gv_s[i] = g;", 
 #
 # With gradients on, ModelNew makes one call, the route's `forward_train`: a C++ autograd node
 # (`kernels/eager_autograd.h`) whose forward is the route's kernel and whose backward recomputes the activations
-# and runs eager's ops (`backward="eager"`, the default) or rung 1 (`backward="dw_kernel"`, float32 on CUDA).
-# Under `torch.compile` the operator `fused_jit::dwsep_conv1d` takes its place. Every gradient is checked below
+# and runs PyTorch's backward of the 1x1 conv, then rung 1 for SiLU and the depthwise (`backward="dw_kernel"`, the
+# default, float32 on CUDA) or eager's ops throughout (`backward="eager"`). Under `torch.compile` the operator
+# `fused_jit::dwsep_conv1d` takes its place (its backward: eager's ops). Every gradient is checked below
 # against float64 and against eager's.
 
 # %%
@@ -126,7 +127,9 @@ pd.DataFrame(check_rows)
 
 # %% [markdown]
 # On the CPU both modes run eager's ops (rung 1 is CUDA code), so every difference is 0. On the H200,
-# `backward="eager"` must be bit-identical to eager and `"dw_kernel"` within float32 summation order of it.
+# `backward="eager"` runs eager's very ops (bit-identical under `torch.backends.cudnn.deterministic`; cuDNN may
+# otherwise reorder the weight gradient's sums from call to call) and `"dw_kernel"` is within float32 summation
+# order of eager (the last column, relative to the gradient's largest entry), and as close to float64.
 
 # %% [markdown]
 # ## Where the time goes (GPU)
@@ -191,6 +194,10 @@ else:
 
 # %% [markdown]
 # **Interpretation.** The forward's lesson carries over: the backward is memory-bound (two GEMMs of ~1 GFLOP
-# against ~100-300 MB of passes), so its speed is the number of full-tensor passes. Eager's chain is several
-# times the floor; rung 1 removes three passes; the fused GEMM-with-epilogue rung is what brings it near the
-# floor, and it is the next one to write.
+# against ~100-300 MB of passes), so its speed is the number of full-tensor passes. Read the profile above:
+# eager's two depthwise backward kernels and the bias reductions dominate, not the GEMMs. ModelNew pays for its
+# recompute (a depthwise forward again) and wins it back only where rung 1 replaces eager's depthwise backward;
+# rung 1 itself runs several times its own byte floor (a serial tap loop per element, one block per row tile).
+# So the fused forward's 3.5x shrinks to a few tens of percent for forward + backward, and the backward alone
+# stays slower than eager's at the headline: the fused GEMM-with-epilogue rung (`ga` never reaches memory, `a`
+# recomputed inside the `dW_pw` reduction) is what can bring it near the floor, and it is the next one to write.
