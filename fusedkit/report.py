@@ -17,7 +17,8 @@ from .results import read_results, shape_cols, _run_ids
 
 def plot_shape_sweep(df: pd.DataFrame | None = None, device_name: str | None = None, path: str | Path | None = None):
     """ModelNew's speedup over eager (eager time / ModelNew time, same run) per channel count, one point per
-    shape of the log's latest 'shape_sweep' run on one GPU, marked by the route taken; the 1.0 line is parity."""
+    shape of each dtype's latest 'shape_sweep' run on one GPU (a sweep may re-run one dtype only), marked by the
+    route taken; the 1.0 line is parity."""
     import matplotlib
     if path is not None:
         matplotlib.use("Agg", force=False)
@@ -30,7 +31,9 @@ def plot_shape_sweep(df: pd.DataFrame | None = None, device_name: str | None = N
     if sel.empty or "speedup_vs_eager" not in sel:
         ax.text(0.5, 0.5, "no shape_sweep rows in results/timings.csv yet", ha="center", va="center")
         return fig
-    sel = sel[(sel["device_name"] == sel["device_name"].iloc[-1]) & (sel["commit"] == sel["commit"].iloc[-1])]
+    sel = sel[sel["device_name"] == sel["device_name"].iloc[-1]]
+    latest = sel.groupby("dtype")["commit"].last()  # rows are appended in time order
+    sel = sel[sel["commit"] == sel["dtype"].map(latest)]
     sel = sel.dropna(subset=["speedup_vs_eager"])
     route = sel["route"].fillna("?").astype(str) if "route" in sel else pd.Series("?", index=sel.index)
     markers = {"float32": "o", "bfloat16": "s", "float16": "^"}
@@ -50,7 +53,9 @@ def plot_shape_sweep(df: pd.DataFrame | None = None, device_name: str | None = N
     ax.set_yticks([0.9, 1.0, 1.5, 2, 3, 4, 5])
     ax.set_xlabel("channels (C_in = C_out)")
     ax.set_ylabel("speedup over eager (eager time / ModelNew time)")
-    ax.set_title(f"ModelNew vs eager over {len(sel)} shapes on {sel['device_name'].iloc[0]} (L2 flushed)")
+    runs = ", ".join(f"{dt} at {c}" for dt, c in latest.items())
+    ax.set_title(f"ModelNew vs eager over {len(sel)} shapes on {sel['device_name'].iloc[0]} (L2 flushed)\n"
+                 f"runs: {runs}", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     if path is not None:
