@@ -110,12 +110,14 @@ for stage in $stages; do
     log "diagnose"; timeout 200 python3 scripts/diagnose_timing.py 2>&1 | grep -v -i warn ;;
   notebooks)
     log "notebooks"
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-wheels/*.whl
+    python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .gpu-wheels/*.whl 2>&1 | grep -v "Target directory"
     export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH; python3 -m ipykernel install --user --name python3 >/dev/null
     mkdir -p "$OUT/nb"
     for nb in ${NOTEBOOKS:-notebooks/*.ipynb}; do
       python3 -m papermill --cwd notebooks "$nb" "$OUT/nb/$(basename "$nb")" -k python3 --log-level WARNING && echo "executed $nb" || echo "NOTEBOOK FAILED $nb"
-    done ;;
+    done
+    # the device tool returns at most 8 files from $OUT: the executed notebooks travel as one archive
+    tar czf "$OUT/notebooks.tgz" -C "$OUT" nb && rm -rf "$OUT/nb" ;;
   esac
   [ -f "$FUSED_RESULTS" ] && cp "$FUSED_RESULTS" "$OUT/timings_new.csv"
 done
