@@ -131,6 +131,19 @@ def test_shape_sweep_and_plots_cpu(tmp_path):
     assert (tmp_path / "ladder.png").is_file()
 
 
+def test_shape_sweep_plot_takes_each_dtypes_latest_run():
+    """A sweep may re-run one dtype: the picture shows float32 from its latest run and bfloat16 from its own."""
+    import pandas as pd
+    row = dict(kind="shape_sweep", variant="modelnew", device_name="GPU", route="general")
+    df = pd.DataFrame([dict(row, commit="a", dtype="float32", C_in=c, speedup_vs_eager=1.5) for c in (32, 64)]
+                      + [dict(row, commit="a", dtype="bfloat16", C_in=c, speedup_vs_eager=0.5) for c in (32, 64, 128)]
+                      + [dict(row, commit="b", dtype="bfloat16", C_in=c, speedup_vs_eager=2.0) for c in (32, 64)])
+    ax = fj.plot_shape_sweep(df).axes[0]
+    ys = sorted(float(y) for c in ax.collections for y in c.get_offsets()[:, 1])
+    assert ys == [1.5, 1.5, 2.0, 2.0], ys
+    assert "bfloat16 at b" in ax.get_title() and "float32 at a" in ax.get_title()
+
+
 def test_shape_grid_covers_the_contract():
     g = fj.shape_grid()
     assert {s["C_in"] for s, _ in g} == {32, 64, 128, 192, 256, 512, 1024}
