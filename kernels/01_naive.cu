@@ -4,10 +4,10 @@
 // pointwise multiply-add: the depthwise+SiLU work is repeated C_out times, as a GPU novice writes it.
 // Predicted (headline B=16 C=128 T=2048 K=5 d=2): 4.2M outputs x 128 ic x (5 FMA + expf + div + FMA)
 //   ~ 5.4 GFMA-equivalents + 537M expf/div: compute/latency bound, on the order of 1-2 ms.
-// Measured: 3179 us median (p10-p90 3177-3182), rel. err 2.7e-7 (H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run, 84.6 us with its host overhead hidden: results/logs/2026-11-29_3a0c328_run_2.log).
-//   Slower than DESIGN.md's 2104 us for its naive kernel: ours uses the accurate expf + IEEE divide
-//   (strict fp32) for each of the 537M recomputed SiLUs. ptxas: 32 registers, 0 spills.
-//   compute-sanitizer memcheck + racecheck: 0 errors, 0 hazards (results/logs/2026-11-29_3a0c328_run_4.log).
+// Measured: see the README's results table (generated from results/timings.csv) and docs/ladder.md.
+//   Slower than predicted: the accurate expf + IEEE divide (strict fp32) for each of the 537M recomputed
+//   SiLUs. ptxas: 32 registers, 0 spills.
+// Shape limits: float32 only; B * C_out * T_out / 256 blocks must fit a 1-D grid. Knobs: none.
 #include "common.cuh"
 
 namespace {

@@ -8,12 +8,13 @@
 // Predicted (headline B=16 C=128 T=2048 K=5 d=2): the pointwise loop is load-issue bound:
 //   537M FMA x (1 LDS + 2 LDG)/2 FMA / 32 lanes = 25M warp loads / 132 SMs ~ 190K clk @ 1.98 GHz ~ 96 us
 //   (+ ~3 us depthwise/SiLU, DRAM 33.6 MB = 8 us hidden)  =>  ~100 us.
-// Measured: 194.6 us median (p10-p90 193.8-195.6), rel. err 2.7e-7 (H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run, 84.6 us with its host overhead hidden: results/logs/2026-11-29_3a0c328_run_2.log).
-//   Target <= 150 us missed by 1.3x: the pointwise loop issues ~1.5 loads per FMA (W_pw from L1, act from
-//   smem) and sits on load-issue throughput, as predicted, plus the serialized dw phase of each block.
-//   memcheck + racecheck clean (results/logs/2026-11-29_3a0c328_run_4.log).
-// ptxas (sm_90, defaults): 32 registers, 1 barrier, 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads,
-//   smem dynamic only (C_in * TILE_T * 4 = 32 KB at headline).
+// Measured: see the README's results table (generated from results/timings.csv) and docs/ladder.md.
+//   Target <= 150 us missed: the pointwise loop issues ~1.5 loads per FMA (W_pw from L1, act from smem)
+//   and sits on load-issue throughput, as predicted, plus the serialized dw phase of each block.
+// Shared memory: dynamic only (C_in * TILE_T * 4 = 32 KB at headline).
+// Shape limits: one act column (C_in * 4 bytes) must fit in a block's shared memory (TILE_T shrinks at run
+//   time until C_in x TILE_T fits); B * ceil(T_out / tile) blocks must fit a 1-D grid.
+// Knobs: TILE_T, THREADS, OC_PER_THREAD (below).
 #include <algorithm>
 #include "common.cuh"
 

@@ -8,13 +8,13 @@
 // and did 1.5 loads per FMA; here it is 3 LDS.128 per 32 FMAs, so the kernel becomes FMA bound.
 // Predicted (headline): 1.07 GFLOP = 537M FMA / (132 SMs x 128 FMA/clk x 1.98 GHz) = 16 us at peak;
 //   at ~70% of peak (two barriers per 16-ic chunk, no load/compute overlap) ~23 us + ~3 us SiLU => ~26 us.
-// Measured: 111.7 us median (p10-p90 110.7-116.5), rel. err 2.7e-7 (H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run, 84.6 us with its host overhead hidden: results/logs/2026-11-29_3a0c328_run_2.log).
-//   Target <= 30 us missed by 3.7x: each 16-channel chunk computes the depthwise straight from global x
+// Measured: see the README's results table (generated from results/timings.csv) and docs/ladder.md.
+//   Target <= 30 us missed: each 16-channel chunk computes the depthwise straight from global x
 //   (K scattered loads per act) between two barriers, W^T chunk loads are synchronous, and 3 blocks/SM
 //   (75 registers) do not hide those latencies; its 537M FMAs alone would take 16 us at peak FP32 rate.
-//   memcheck + racecheck clean (results/logs/2026-11-29_3a0c328_run_4.log).
-// ptxas (sm_90, defaults): 75 registers, 1 barrier, 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads,
-//   static smem 12544 B (W^T 16 x 132 + act 16 x 64 floats); 256 threads -> 3 blocks/SM by registers.
+// Shared memory: static 12544 B (W^T 16 x 132 + act 16 x 64 floats); 256 threads -> 3 blocks/SM by registers.
+// Shape limits: ceil(C_out / BLOCK_OC) <= 65535 (grid.y); B * ceil(T_out / TILE_T) blocks must fit a 1-D grid.
+// Knobs: BLOCK_OC, TILE_T, IC_CHUNK, TM x TN (below).
 #include "common.cuh"
 
 // ---- Tunables (override with -DNAME=value) ----

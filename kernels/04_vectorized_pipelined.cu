@@ -12,17 +12,16 @@
 // Predicted (headline): FMA bound, 537M FMA / (132 SMs x 128 FMA/clk x 1.98 GHz) = 16.0 us at peak;
 //   ~80% of peak with loads hidden behind compute -> 20 us, + ~1 us of SiLU not overlapped => ~21 us
 //   (DRAM 33.6 MB / 4.27 TB/s = 7.9 us fully overlapped).
-// Measured: 74.3 us median (p10-p90 73.4-75.2), rel. err 2.7e-7, tuned BLOCKS_PER_SM=2 IC_CHUNK=32 TILE_T=64
-//   (sweep: results/timings.csv kind=sweep; H200, commit 2e0977cb24de, results/timings.csv; eager 93.0 us in that run, 84.6 us with its host overhead hidden: results/logs/2026-11-29_3a0c328_run_2.log).
-//   Target <= 22 us missed by 3.4x. ncu (results/profiles/ncu_vectorized_pipelined_*.txt): 48.4M warp
-//   instructions issued for 537M FMAs (= 16.8M FFMA warp-instr.), 24% achieved occupancy (127 regs,
-//   2 blocks/SM), SM throughput 63%, DRAM 5%: issue-bound on the depthwise phase (runtime-K loop, index arithmetic,
-//   accurate expf/div) and the 2 barriers per 32-channel step. Closing it: compile-time K/dilation taps,
-//   a register-resident sliding window for the depthwise, fewer/larger steps per barrier.
-//   memcheck + racecheck clean (results/logs/2026-11-29_3a0c328_run_4.log).
-// ptxas (sm_90, defaults): 127 registers (cap 128 from __launch_bounds__(256, 2)), 1 barrier, 0 bytes stack frame,
-//   0 bytes spill stores, 0 bytes spill loads; SASS: 36 LDGSTS (.BYPASS.128 + 4-byte), 8 STG.E.EF.128, 96 LDS.128.
-//   Dynamic smem at headline 95232 B (W^T 128 x 132 + x 2 x 32 x 76 + act 32 x 64 floats) -> 2 blocks/SM.
+// Measured: see the README's results table (generated from results/timings.csv) and docs/ladder.md.
+//   Target <= 22 us missed by a wide margin. ncu: issue-bound on the depthwise phase (runtime-K loop, index
+//   arithmetic, accurate expf/div) and the 2 barriers per 32-channel step, at low occupancy (127 registers,
+//   2 blocks/SM). Closing it: compile-time K/dilation taps, a register-resident sliding window for the
+//   depthwise, fewer/larger steps per barrier.
+// Shared memory: dynamic, at headline 95232 B (W^T 128 x 132 + x 2 x 32 x 76 + act 32 x 64 floats)
+//   -> 2 blocks/SM; __launch_bounds__(256, 2) caps registers at 128.
+// Shape limits: float32 only; every shape runs through the fallbacks above (refused only if even streamed
+//   W^T with unstaged x does not fit, which the default tiles cannot hit).
+// Knobs: BLOCK_OC, TILE_T, IC_CHUNK, TM x TN, BLOCKS_PER_SM (below); the sweep's choice is in results/tuned.json.
 #include <algorithm>
 #include "common.cuh"
 #include "cp_async.cuh"

@@ -12,25 +12,18 @@
 //   / 128 B/clk = 2.0k clk, prologue 8192 act x 5 LDS / 32 lanes + stores ~ 1.8k clk -> ~2.0 us/tile at
 //   1.98 GHz; HBM per tile 39 KB x + 32 KB y at 4.27 TB/s / 132 SMs = 2.2 us/tile. x of the next tile
 //   overlaps the MMAs, the prologue does not: predicted ~ 4 x 2.4 us ~ 9.5 us (target <= 10 us).
-// Measured: 36.2 us median (p10-p90 35.7-37.1), rel. err 1.7e-4 (eager's TF32 default: 1.7e-4), tuned
-//   WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32 (TILE_T=128, 512 threads); eager 85.1 us and torch.compile 88.2 us
-//   in the same run (H200, commit ce07678, results/timings.csv, results/logs/2026-11-29_590d9e0_run.log;
-//   36.1 us again in 2026-11-29_aa7a6bd_run.log). ptxas at that config: 127 registers, 0 spills.
-//   History: 66.9 us (first version, 8 warps), 42.8 us (weights staged with 8 loads in flight, tile
-//   sweep), 37.2 us (depthwise by warp-row with compile-time taps, x-tile copies without run-time
-//   division), 36.2 us (W_pw staged with 16-byte loads; 5-instruction SiLU and 2-instruction tf32
-//   rounding in the depthwise). The 16-byte windowed depthwise of rung 08 made this kernel spill at 512
-//   threads and cost 2 us (39.5 us, 2026-11-29_e574c4a_run.log), so this rung keeps the per-column one.
-//   Target <= 10 us missed by 3.6x. ncu of the 42.8 us build (40.3 us under ncu; results/profiles/
-//   ncu_tf32_mma_*.txt): 21.5M warp instructions for 0.52M HMMA, issue 0.59/cycle/scheduler, 16 warps/SM, DRAM 9%: the kernel is bound by
-//   instruction issue and latency in its serialized phases (x wait -> depthwise -> MMA -> stores), not by
-//   memory. Rung 08 tried overlapping the phases with warp specialization and did not beat this rung
-//   (see its header for the stage costs it measured); what is left: wgmma (at A100's mma.sync TF32 rate per
-//   SM, assumed, the MMAs alone take ~4 us at the headline, half the floor), staged 16-byte (or TMA) y stores, and
-//   fewer instructions per depthwise output.
-//   memcheck + racecheck clean (results/logs/2026-11-29_590d9e0_run.log).
-// ptxas (sm_90, defaults): 71 registers, 0 B stack, 0 spill stores/loads, 1 barrier; dynamic smem 144384 B
-//   at the headline (x 38912 + act 36864 + w_dw 3072 + W_pw 65536) -> 1 block/SM of 256 threads.
+// Measured: see the README's results table (generated from results/timings.csv) and docs/ladder.md.
+//   The <= 10 us target was missed by a wide margin: ncu says the kernel is bound by instruction issue and
+//   latency in its serialized phases (x wait -> depthwise -> MMA -> stores), not by memory. The 16-byte
+//   windowed depthwise of rung 08 made this kernel spill at 512 threads and cost time, so this rung keeps
+//   the per-column one. Rung 08 tried overlapping the phases with warp specialization and did not beat this
+//   rung (see its header); what is left: wgmma (at A100's mma.sync TF32 rate per SM, assumed, the MMAs alone
+//   take ~4 us at the headline, half the floor), staged 16-byte (or TMA) y stores, and fewer instructions
+//   per depthwise output.
+// Shared memory at the headline, default tiles: 144384 B dynamic (x 38912 + act 36864 + w_dw 3072 + W_pw
+//   65536) -> 1 block/SM.
+// Knobs (tc_tiles.h, -DNAME=value): WARPS_M x WARPS_N warps, each a WARP_M x WARP_N tile of m16n8k8 MMAs;
+//   TILE_T = WARPS_N * WARP_N time steps per tile. The sweep's choice is in results/tuned.json.
 // Shape limits: x tile (C_in x (TILE_T + (K-1)*dilation)) + act tile + one 128-row chunk of W_pw must fit
 //   in the opt-in smem: ~1128 B per input channel at K=5, d=2 -> C_in <= ~200; any C_out (W_pw chunks are
 //   reloaded per tile when all of it does not fit next to the tiles).

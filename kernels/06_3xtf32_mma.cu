@@ -10,20 +10,15 @@
 //   TF32 mma ~ 6 us. Per tile per warp and k-step: 24 HMMA + 24 x 3 split ops + 32 FADD + 12 LDS ~ 140
 //   instr -> 8 warps x 16 k-steps x 140 / 4 schedulers = 4.5k clk, + accurate prologue ~ 2.5k clk =
 //   7k clk = 3.5 us/tile; 4 tiles/SM -> ~ 13-14 us, compute bound (target <= 14 us).
-// Measured: 56.7 us median (p10-p90 56.3-57.7), rel. err 8.0e-8 (strict: better than eager TF32-off's
-//   1.2e-7), tuned WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32; eager 85.1 us in the same run (H200, commit
-//   ce07678, results/timings.csv, results/logs/2026-11-29_590d9e0_run.log; 56.7 us also at 2e0977c). ptxas at
-//   that config: 128 registers, 8 B spilled.
-//   Target <= 14 us missed by 4x, for the reasons in 05's header plus 3x the MMA and split work per k-step.
-//   The target is likely out of reach with mma.sync: at A100's m16n8k8 TF32 rate (512 FMA/clk/SM; assumed,
-//   not measured on the H200) the
-//   3 x 0.54 G FMA alone take ~12 us; it needs wgmma's rate or a cheaper split (2xTF32 with an error
-//   bound, or bf16x3).
-//   memcheck + racecheck clean (results/logs/2026-11-29_590d9e0_run.log).
-//   On sm_90 the same split on wgmma (rung 10, wgmma_3xtf32) takes 40.4 us (same run as 56.9 us here:
-//   2026-11-29_e76836e_sweep_check_sanitize_bench); this rung stays the portable strict rung and the export default.
-// ptxas (sm_90, defaults): 100 registers, 0 B stack, 0 spill stores/loads, 1 barrier; dynamic smem 144384 B
-//   at the headline (same layout as rung 5) -> 1 block/SM of 256 threads.
+// Measured: see the README's results table (generated from results/timings.csv) and docs/ladder.md.
+//   Strict accuracy held (better than eager with TF32 off). The <= 14 us target was missed by a wide
+//   margin, for the reasons in 05's header plus 3x the MMA and split work per k-step. The target is likely
+//   out of reach with mma.sync: at A100's m16n8k8 TF32 rate (512 FMA/clk/SM; assumed, not measured on the
+//   H200) the 3 x 0.54 G FMA alone take ~12 us; it needs wgmma's rate or a cheaper split (2xTF32 with an
+//   error bound, or bf16x3). On sm_90 the same split on wgmma is rung 10 (wgmma_3xtf32), faster; this rung
+//   stays the portable strict rung and the export default.
+// Shared memory: 144384 B dynamic at the headline (same layout as rung 5) -> 1 block/SM.
+// Knobs: as rung 5 (tc_tiles.h; the sweep's choice is in results/tuned.json).
 // Shape limits: as rung 5 (x tile + act tile + one 128-row chunk of W_pw must fit in the opt-in smem;
 //   C_in <= ~200 at K=5, d=2; any C_out).
 #include "tc_tile.cuh"

@@ -8,17 +8,13 @@
 //   (fragment loads 2.0k clk + prologue ~ 1.8k clk ~ 2.0 us/tile) -> 4 tiles/SM ~ 8 us: compute (smem)
 //   bound, above the 6 us target; the next step would be bf16 m16n8k16 MMAs (half the fragment bytes)
 //   and 2 blocks/SM (try -DWARPS_M=8 -DWARPS_N=1 -DWARP_M=16 -DWARP_N=32: ~100 KB smem per block).
-// Measured (bf16 I/O): 35.6 us median (p10-p90 35.1-36.5), rel. err 1.7e-3 vs float64 of the rounded inputs;
-//   fp16 35.65 us (2.7e-4); float32 input 36.2 us (1.7e-4), eager 85.2 us in that run (H200, commit 94d2431,
-//   results/logs/2026-11-29_f9197d7_bf16.log). Before the shared fill/SiLU changes (2e0977cb24de): bf16
-//   38.1 us, fp16 37.7 us (results/logs/2026-11-29_3a0c328_run_2.log).
-//   Tuned WARPS_M=4 WARPS_N=4 WARP_M=32 WARP_N=32; ptxas at that config: 127 registers, 0 spills.
-//   Target <= 6 us missed by 5.9x: halving the I/O bytes changed nothing (35.6 vs 36.2 us), which confirms
-//   the shared tile kernel is issue/latency-bound, not memory-bound (see 05's header for what closes it).
-//   memcheck + racecheck clean (results/logs/2026-11-29_590d9e0_run.log).
-//   On sm_90, rung 11 (wgmma_bf16) takes 20.4 us in bf16 (same run as 35.6 us here: 2026-11-29_e76836e_sweep_check_sanitize_bench).
-// ptxas (sm_90, defaults): 71 registers for each of float/half/bf16, 0 B stack, 0 spill stores/loads;
-//   dynamic smem 125952 B at the headline in bf16 (x 20480 + act 36864 + w_dw 3072 + W_pw 65536) -> 1 block/SM.
+// Measured: see the README's results table (generated from results/timings.csv) and docs/ladder.md.
+//   The <= 6 us target was missed by a wide margin, and halving the I/O bytes changed nothing against fp32
+//   input through the same kernel, which confirms the shared tile kernel is issue/latency-bound, not
+//   memory-bound (see 05's header for what closes it). On sm_90, rung 11 (wgmma_bf16) is faster.
+// Shared memory: 125952 B dynamic at the headline in bf16 (x 20480 + act 36864 + w_dw 3072 + W_pw 65536)
+//   -> 1 block/SM.
+// Knobs: as rung 5 (tc_tiles.h; the sweep's choice is in results/tuned.json).
 // Shape limits: as rung 5 (x tile + act tile + one 128-row chunk of W_pw must fit in the opt-in smem:
 //   C_in <= ~236 in 16-bit, ~200 in fp32 at K=5, d=2; any C_out).
 #include "tc_tile.cuh"

@@ -14,7 +14,7 @@
 // arrives once act[s] is built; consumers wait) and EMPTY[s] (every consumer thread arrives once its
 // MMAs have read act[s]; producers wait before building the next tile into it), so the producers run
 // up to two tiles ahead. (Named-barrier handoffs, bar.arrive/bar.sync or bar.sync on both sides, were
-// flagged by compute-sanitizer racecheck: results/logs/2026-11-29_{126a0e7,e574c4a,590d9e0}_run.log.)
+// flagged by compute-sanitizer racecheck; docs/ladder.md.)
 // All of W_pw stays in smem (tc_ws_plan refuses shapes where it does not fit).
 // FUSED_ABLATE (common.cuh) leaves stages out for timing experiments.
 template <typename T, bool kSplit3, int TT, int kWarpsM, int kWarpsN, int kWM, int kWN, int kProdWarps, int kXStages>

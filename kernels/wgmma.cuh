@@ -25,26 +25,25 @@
 #endif
 #ifndef WG_MIN_BLOCKS
 #define WG_MIN_BLOCKS 1  // __launch_bounds__ minimum blocks per SM (2: 2 blocks/SM where smem allows, <= 128
-                         // registers; rung 11 at TILE_T=64: 21.0 vs 22.0 us, below its tuned 20.6)
+                         // registers; measured no faster on rung 11: docs/ladder.md)
 #endif
-// The SiLU is common.cuh's FUSED_SILU knob (default: eager's formula). The tanh form measured 21.47 vs 22.14 us
-// on rung 09 in one sweep (2026-11 run, logs/2026-11-29_4e8b9c4_knob_sweep_ablate) but leaves eager's numbers: a knob, not a default.
+// The SiLU is common.cuh's FUSED_SILU knob (default: eager's formula). The tanh form is faster on rung 09
+// (docs/ladder.md) but leaves eager's numbers: a knob, not a default.
 #ifndef WG_X_SLOTS
 #define WG_X_SLOTS 2  // x tiles in flight or in use at most (fewer where they do not fit in smem); 4 at
-                      // TILE_T=32 measured no faster than 2 (2026-11-29_4e8b9c4_knob_sweep_ablate)
+                      // TILE_T=32 measured no faster than 2 (docs/ladder.md)
 #endif
 #ifndef WG_L2_PREFETCH
 #define WG_L2_PREFETCH 0  // > 0: x tiles are also prefetched into L2 (TMA prefetch) this many tiles ahead of their
-                          // load into smem, so the load finds them there: rung 10 (one x slot) 37.9 -> 37.0 us
-                          // at 2; rungs 09 and 11 (two slots) no gain (2026-11-29_6329149_prefetch_sweep_trace)
+                          // load into smem, so the load finds them there: it paid on rung 10 (one x slot),
+                          // not on rungs 09 and 11 (two slots; docs/ladder.md)
 #endif
 #ifndef WG_X_FIRST
 #define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
-                      // (rung 09 21.12 vs 21.41 us in one sweep, 2026-11-29_6329149_prefetch_sweep_trace)
+                      // (faster on rung 09 in a same-run sweep; docs/ladder.md)
 #endif
 // Removed knobs, measured slower or no faster (docs/ladder.md keeps the runs): WG_W_FIRST (first x requests after
-// W_pw's loads: rung 09 21.30 / 21.39 vs 20.86 / 21.07 us, logs/2026-11-30_15e7803_w_first_check_bench_trace) and
-// WG_TMA_LATE (next x load after the wgmmas: 21.12-21.15 vs 20.96-20.99 us, logs/2026-11-29_3f95ac1_tma_late_sweep).
+// W_pw's loads) and WG_TMA_LATE (next x load after the wgmmas).
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -177,8 +176,8 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 // act_addr: of its first act row, atoms TT rows apart. One accumulator d[0] = W * act; for the split
 // (A = WG_CHAINS + 1): d[c] = the big*big products of K slice c, d[A-1] = big*small + small*big, where
 // the small operands sit w_small / act_small bytes after the big ones. Chains, because the tensor cores'
-// accumulation truncates, so a long chain of big*big products drifts (headline: one chain 2.0e-7, two
-// 1.2e-7, four 9.0e-8; rung 10's header).
+// accumulation truncates, so a long chain of big*big products drifts (the errors per chain count:
+// docs/ladder.md).
 template <typename E, bool kSplit, int N, int TT, int A>
 __device__ __forceinline__ void wg_gemm_issue(float (&d)[A][N / 2], uint32_t w_addr, uint32_t act_addr,
                                               uint32_t w_small, uint32_t act_small) {
@@ -397,7 +396,7 @@ struct WgTiles {
 // C_out x C_in; split: also the small parts (W_pw bytes after the big ones). Batches of up to 16 float4 per
 // thread, each batch's 16-byte loads all issued before its first store: the fill is on every block's
 // critical path (a fill whose loop also held the scalar fallback issued its loads one by one and made the
-// whole kernel 2.4 us slower, 2026-11-29_e76836e_bisect).
+// whole kernel measurably slower; docs/ladder.md).
 // after_loads() runs once the first batch's loads are in flight (rung 12's RS_W_FIRST issues its x requests there,
 // so W_pw's loads are not queued behind them).
 struct WgNoHook {

@@ -38,7 +38,7 @@
                       // the parts holding its channels have landed, not the whole tile
 #endif
 // Removed: RS_X_EAGER (every x slot requested at the start), slower in all six combinations of a same-run sweep
-// (+0.3 to +2 us, logs/2026-11-30_26f98a5_rs_parts_wfirst_sweep). A warpgroup requests its first tile, then the
+// (docs/ladder.md). A warpgroup requests its first tile, then the
 // others' once part RS_X_NEXT_PART of it has landed.
 #ifndef RS_X_NEXT_PART
 #define RS_X_NEXT_PART -1  // a warpgroup requests its other slots' first tiles once part
