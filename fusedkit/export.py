@@ -60,7 +60,7 @@ def export_modelnew(variant: str | None = None, path: str | Path | None = None) 
     cpp = defines + _strip_comments(_inline_headers(kdir / LAUNCHER, kdir, set()))
     cuda = defines + _strip_comments(_inline_headers(v.path, kdir, set()))
     general_cpp = _strip_comments(_inline_headers(kdir / "general.cpp", kdir, set()))  # eager's backward ops only
-    general = _strip_comments((kdir / "dw_silu.cu").read_text())
+    general = _strip_comments(_inline_headers(kdir / "dw_silu.cu", kdir, set()))
     for src in (cpp, cuda, general_cpp, general):
         if '"""' in src:
             raise ValueError("kernel source contains a triple quote; cannot embed it")

@@ -23,3 +23,6 @@ struct DwBackwardArgs {
 int64_t dw_backward_tiles(const DwBackwardArgs& a);
 // Launch on `stream` (a cudaStream_t). Throws std::runtime_error on a CUDA API error.
 void dw_silu_backward(const DwBackwardArgs& a, void* stream);
+// act = silu(dw(x)) (B, C, T_out) float32 with eager's bits, the recompute the 1x1 conv's backward needs; reads
+// x, w_dw, b_dw and the shape of `a` only. Same limits as dw_silu_backward.
+void dw_silu_forward(const DwBackwardArgs& a, float* act, void* stream);

@@ -78,14 +78,49 @@ inline std::array<at::Tensor, 3> dw_kernel_backward(const at::Tensor& ga, const 
 #endif
 }
 
+// act = silu(dw(x)) recomputed by dw_silu_backward.cu's dw_silu_forward (eager's bits; see dw_kernel_runs).
+inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, const at::Tensor& b_dw, int64_t dilation,
+                                int64_t padding) {
+#ifdef DWSEP_BACKWARD_KERNEL
+  const c10::cuda::CUDAGuard guard(x.device());
+  const at::Tensor xc = x.contiguous(), w = w_dw.contiguous();
+  const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
+  DwBackwardArgs a{};
+  a.x = xc.data_ptr<float>();
+  a.w_dw = w.data_ptr<float>();
+  a.b_dw = bc.defined() ? bc.data_ptr<float>() : nullptr;
+  a.B = xc.size(0); a.C = xc.size(1); a.T = xc.size(2);
+  a.K = static_cast<int>(w.size(2)); a.dilation = static_cast<int>(dilation); a.padding = static_cast<int>(padding);
+  a.T_out = a.T + 2 * padding - dilation * (a.K - 1);
+  at::Tensor act = at::empty({a.B, a.C, a.T_out}, xc.options());
+  if (act.numel() > 0) {
+    dw_silu_forward(a, act.data_ptr<float>(), c10::cuda::getCurrentCUDAStream().stream());
+    const cudaError_t err = cudaGetLastError();
+    TORCH_CHECK(err == cudaSuccess, "dw_silu_forward: kernel launch failed: ", cudaGetErrorString(err));
+  }
+  return act;
+#else
+  (void)x; (void)w_dw; (void)b_dw; (void)dilation; (void)padding;
+  TORCH_CHECK(false, "dw_silu_forward is not built into this extension");
+  return {};
+#endif
+}
+
 // (gx, gw_dw, gb_dw, gw_pw, gb_pw); an entry is undefined where `need` is false (or its bias is absent).
 inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w_dw,
                                                 const at::Tensor& b_dw, const at::Tensor& w_pw,
                                                 const at::Tensor& b_pw, int64_t dilation, int64_t padding,
                                                 std::array<bool, 5> need, int64_t mode = 0) {
   const int64_t c = x.size(1);
-  const at::Tensor v = at::convolution(x, w_dw, b_dw, {1}, {padding}, {dilation}, false, {0}, c);
-  const at::Tensor a = at::silu(v);
+  // mode 1 where the kernels run: act recomputed by dw_silu_forward (v is recomputed inside the backward kernel)
+  const bool kernel = mode == 1 && dw_kernel_runs(x, gy, w_dw, b_dw, dilation, padding);
+  at::Tensor v, a;
+  if (kernel) {
+    a = dw_kernel_act(x, w_dw, b_dw, dilation, padding);
+  } else {
+    v = at::convolution(x, w_dw, b_dw, {1}, {padding}, {dilation}, false, {0}, c);
+    a = at::silu(v);
+  }
   const bool need_act = need[0] || need[1] || need[2];
   const std::vector<int64_t> pw_bias{w_pw.size(0)}, dw_bias{c};
   at::Tensor ga, gw_pw, gb_pw;
@@ -93,7 +128,7 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
       gy, a, w_pw, b_pw.defined() ? at::OptionalIntArrayRef(pw_bias) : at::OptionalIntArrayRef(), {1}, {0}, {1},
       false, {0}, 1, {need_act, need[3], need[4] && b_pw.defined()});
   std::array<at::Tensor, 5> g{at::Tensor(), at::Tensor(), at::Tensor(), gw_pw, gb_pw};
-  if (need_act && mode == 1 && dw_kernel_runs(x, ga, w_dw, b_dw, dilation, padding)) {
+  if (need_act && kernel) {
     const auto d = dw_kernel_backward(ga, x, w_dw, b_dw, dilation, padding);
     for (int i = 0; i < 3; ++i)
       if (need[i]) g[i] = d[i];

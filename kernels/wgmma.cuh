@@ -749,8 +749,8 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
 
 // Host: a TMA descriptor of x, a (B, C, L) tensor of T, as 3-D (L, C, B), box (box_l, box_c or C, 1), no
 // swizzle, zeros outside.
-template <typename T>
-CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l, int box_c = 0) {
+// Host: the driver's cuTensorMapEncodeTiled, fetched once through the runtime (no -lcuda).
+inline PFN_cuTensorMapEncodeTiled_v12000 wg_encode_fn() {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
@@ -760,6 +760,12 @@ CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
   }();
   if (!encode) throw std::runtime_error("wgmma variant: the driver has no cuTensorMapEncodeTiled");
+  return encode;
+}
+
+template <typename T>
+CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l, int box_c = 0) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = wg_encode_fn();
   const CUtensorMapDataType type = std::is_same_v<T, float>           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                    : std::is_same_v<T, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;

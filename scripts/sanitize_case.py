@@ -29,7 +29,7 @@ if variant == fj.GENERAL:
 if variant == "backward":
     worst = 0.0
     for i, s in enumerate([dict(B=2, C_in=8, C_out=3, T=5, K=7, dilation=3, bias=True),      # T below the span
-                           dict(B=1, C_in=24, C_out=16, T=2100, K=4, dilation=3, bias=False),  # 3 tiles, odd T_out
+                           dict(B=1, C_in=24, C_out=16, T=4200, K=4, dilation=3, bias=False),  # 3 tiles, odd T_out
                            dict(B=2, C_in=16, C_out=8, T=1024, K=5, dilation=2, bias=True)]):  # one full tile
         model, x = fj.make_case(s, torch.float32, "cuda", seed=i)
         args = fj.forward_args(model)
@@ -48,8 +48,10 @@ shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   #
           dict(B=1, C_in=96, C_out=200, T=131, K=4, dilation=3, bias=False),   # odd everything
           dict(B=2, C_in=8, C_out=3, T=5, K=7, dilation=3, bias=True),        # T below the span
           dict(B=1, C_in=72, C_out=40, T=8960, K=4, dilation=3, bias=False),  # > 1 tile per block, odd T_out
-          dict(B=9, C_in=16, C_out=24, T=4160, K=3, dilation=1, bias=True)]   # 585 64-step tiles: rung 12's
+          dict(B=9, C_in=16, C_out=24, T=4160, K=3, dilation=1, bias=True),   # 585 64-step tiles: rung 12's
                                                                               # warpgroups take 1-2 each
+          dict(B=1, C_in=300, C_out=520, T=1000, K=9, dilation=4, bias=False)]  # rung 13's wide kernel: 3 C_out
+                                                                                # tiles, the last partial
 worst = 0.0
 for i, s in enumerate(shapes):
     for dt in info.dtypes:

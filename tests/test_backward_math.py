@@ -1,6 +1,6 @@
 """The tiling and halo index math of kernels/dw_silu_backward.cu, ported line for line to Python and checked against
 autograd in float64 on the CPU (the kernel itself needs a GPU: tests/test_gpu.py runs it). Small tiles (16 steps
-instead of the kernel's 1024) so that several tiles, halos that cross tile edges, even K (T_out = T - 1), K = 1
+instead of the kernel's 2048) so that several tiles, halos that cross tile edges, even K (T_out = T - 1), K = 1
 and T shorter than the span all occur. Edit both together."""
 import itertools
 

@@ -1,0 +1,40 @@
+"""Rung 13 (wgmma_wide) on the GPU: its wide kernel checked over the battery (WIDE_ALWAYS=1, so small C runs it
+too) and over wide shapes (float64 reference, eager's numbers, NaN-poisoned outputs), then benched at
+B=16, T=2048 for C in {192, 256, 512, 1024} beside eager, the copy and ModelNew (rows in the results log).
+    python scripts/wide_probe.py [--no-bench]"""
+import sys
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import fused_jit as fj  # noqa: E402
+
+WIDE_SHAPES = [dict(B=2, C_in=256, C_out=256, T=2048, K=5, dilation=2, bias=True),
+               dict(B=2, C_in=192, C_out=192, T=1000, K=3, dilation=1, bias=True),
+               dict(B=1, C_in=300, C_out=520, T=1000, K=9, dilation=4, bias=False),  # 3 C_out tiles, last partial
+               dict(B=2, C_in=96, C_out=520, T=516, K=4, dilation=3, bias=True),     # narrow input, wide output
+               dict(B=2, C_in=1024, C_out=128, T=256, K=5, dilation=2, bias=True),   # 32 chunks, half the rows idle
+               dict(B=1, C_in=1024, C_out=1024, T=2048, K=7, dilation=3, bias=True),
+               dict(B=3, C_in=512, C_out=384, T=4096, K=31, dilation=4, bias=True),  # span 120: the widest box
+               dict(B=2, C_in=260, C_out=36, T=12, K=5, dilation=2, bias=True)]      # T below one tile
+
+pd.set_option("display.width", 200)
+ok = True
+for name, shapes, defines in (("battery, WIDE_ALWAYS=1", None, {"WIDE_ALWAYS": "1"}), ("wide shapes", WIDE_SHAPES, None)):
+    table, passed = fj.check("wgmma_wide", shapes=shapes, defines=defines)
+    ran = table[~table["status"].str.startswith("unsupported")]
+    print(f"== wgmma_wide check, {name}: {'PASS' if passed else 'FAIL'}; {len(ran)} of {len(table)} shapes ran, "
+          f"max rel. err {ran['rel_err'].max():.2e}, max |y - eager| {ran['max_diff_eager'].max():.2e}")
+    cols = ["B", "C_in", "C_out", "T", "K", "dilation", "bias", "rel_err", "max_diff_eager", "status"]
+    print(table[cols].to_string(index=False) if shapes else table[table["status"] != "pass"][cols].to_string(index=False))
+    ok &= passed
+if "--no-bench" not in sys.argv:
+    for C in (192, 256, 512, 1024):
+        shape = dict(B=16, C_in=C, C_out=C, T=2048, K=5, dilation=2, bias=True)
+        t = fj.bench(["wgmma_wide"], shape=shape, baselines=("eager", "clone", "modelnew"))
+        print(f"== bench C={C}: " + ", ".join(f"{r.variant} {r.median_us:.1f} us ({r.speedup_vs_eager:.2f}x)"
+                                             for r in t.itertuples()) +
+              f"; max |wide - eager| {t.loc[t.variant == 'wgmma_wide', 'max_diff_eager'].iloc[0]:.1e}")
+sys.exit(0 if ok else 1)
