@@ -31,6 +31,10 @@
 #ifndef WIDE_ALWAYS
 #define WIDE_ALWAYS 0
 #endif
+#ifndef WIDE_SKIP
+#define WIDE_SKIP 0  // a debugging and timing experiment, bits: 1 no wgmma, 2 no W_pw box, 4 no x box, 8 no W_pw
+                     // rounding, 16 no depthwise, 32 no y stores (the output is then wrong)
+#endif
 
 namespace {
 
@@ -87,10 +91,11 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 
   auto issue = [&](int c) {  // chunk c -> stage c % S (thread 0)
     const int s = c % S;
-    mbar_expect_tx(&bar[s], kWideWBytes + x_bytes);
-    tma_load_2d(smem + s * kWideWBytes, &wmap, &bar[s], c * kWideBK, m0);
-    tma_load_3d(smem + p.off_x + s * p.x_stage, &xmap, &bar[s], static_cast<int>(tile.t0 - p.padding), c * kWideBK,
-                static_cast<int>(tile.b));
+    mbar_expect_tx(&bar[s], (WIDE_SKIP & 2 ? 0 : kWideWBytes) + (WIDE_SKIP & 4 ? 0 : x_bytes));
+    if (!(WIDE_SKIP & 2)) tma_load_2d(smem + s * kWideWBytes, &wmap, &bar[s], c * kWideBK, m0);
+    if (!(WIDE_SKIP & 4))
+      tma_load_3d(smem + p.off_x + s * p.x_stage, &xmap, &bar[s], static_cast<int>(tile.t0 - p.padding),
+                  c * kWideBK, static_cast<int>(tile.b));
   };
   if (tid == 0) {
     for (int s = 0; s < S; ++s) mbar_init(&bar[s], 1);
@@ -112,7 +117,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     // (a) W_pw box -> TF32 (round to nearest even) in place: 2048 float4 over 512 threads
     float4* wst = reinterpret_cast<float4*>(smem + s * kWideWBytes);
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < (WIDE_SKIP & 8 ? 0 : 4); ++r) {
       float4 w = wst[tid + r * kWideThreads];
       w.x = tc_round_tf32(w.x); w.y = tc_round_tf32(w.y); w.z = tc_round_tf32(w.z); w.w = tc_round_tf32(w.w);
       wst[tid + r * kWideThreads] = w;
@@ -121,7 +126,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     unsigned char* act = smem + p.off_act + (c & 1) * kWideActBytes;
     const float* xst = reinterpret_cast<const float*>(smem + p.off_x + s * p.x_stage);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < (WIDE_SKIP & 16 ? 0 : 2); ++h) {
       const int cc = 2 * warp + h, ch = c * kWideBK + cc;
       const bool live = ch < p.C_in;
       float acc[4];
@@ -145,7 +150,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     fence_proxy_async();  // the rounded W_pw and act -> visible to wgmma
     __syncthreads();
     // (c) the chunk's GEMM: 4 k-steps of 8 channels, asynchronous
-    if (mma_live) {
+    if (mma_live && !(WIDE_SKIP & 1)) {
       wg_fence_regs(d);
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
       const uint32_t wa = w_base + s * kWideWBytes, aa = act_base + (c & 1) * kWideActBytes;
@@ -159,8 +164,8 @@ __global__ void __launch_bounds__(kWideThreads, 1)
     __syncthreads();
     if (tid == 0 && c >= 1 && c - 1 + S < NC) issue(c - 1 + S);  // into the stage chunk c - 1 used
   }
-  if (mma_live) {
-    wg_wait<0>();
+  if (mma_live && !(WIDE_SKIP & 32)) {
+    if (!(WIDE_SKIP & 1)) wg_wait<0>();
     wg_fence_regs(d);
     const int row0 = m0 + 64 * wgroup;
     const float2 bias_pw = wg_bias(p, row0);

@@ -12,7 +12,7 @@
 //   For float16 without dilation eager may take cuDNN's depthwise instead (another summation order): there the
 //   result is within float16's rounding of eager's, not bit-identical.
 // Layout: one block per (row of B*C_in, tile of kTile = 2048 outputs); the block stages its x window (tile +
-// (K-1)*dilation halo) in shared memory with 8 loads in flight per thread (row_window.cuh), then thread i
+// (K-1)*dilation halo) in shared memory with 9 loads in flight per thread (row_window.cuh), then thread i
 // computes outputs i, i + 256, ... from shared memory. Memory-bound: x read once from DRAM, act written once.
 // Prediction: at B=16, C=256, T=2048 (67 MB moved) ~17 us at the copy rate, against ~57 us for the first form
 // (one load in flight per thread, latency-bound). Windows beyond 48 KB of shared memory ((K-1)*dilation >

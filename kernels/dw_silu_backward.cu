@@ -13,7 +13,8 @@
 // flight per thread (each element waited a full memory latency: latency-bound, ~4.6x its ~15 us prediction at
 // the headline), the K+1 weight-gradient sums each ended in a block reduction with two barriers, and the
 // activations were recomputed by PyTorch's depthwise kernel (the profile's largest single item). Now: 8 loads in
-// flight per thread (rw_stage), one barrier for all K+1 sums (per-warp partials, summed in a fixed order).
+// flight per thread for x and ga together (row_window.cuh's RwBatch), one barrier for all K+1 sums (per-warp partials,
+// summed in a fixed order).
 // Prediction: memory-bound, x + ga read, dx written = 50 MB at the headline: ~12-15 us at the copy rate, and
 // the recompute ~8 us (x read, act written: 33.6 MB).
 // Numerics: v as eager's depthwise (bias first, taps in order, fmaf), sigmoid = 1 / (1 + exp(-v)) and
@@ -52,8 +53,15 @@ __global__ void __launch_bounds__(kThreads) dw_silu_backward_kernel(DwBackwardAr
   const int64_t tile = blockIdx.y, t0 = tile * kTile;
   const int64_t t_lo = t0 + p - halo;
   for (int k = tid; k < K; k += kThreads) ws[k] = a.w_dw[c * K + k];
-  rw::rw_stage<kThreads, kPer>(xs, a.x + row * a.T, t0 - halo, kTile + 2 * halo, a.T);
-  rw::rw_stage<kThreads, kPer>(gv_s, a.ga + row * a.T_out, t_lo, kTile + halo, a.T_out);
+  // x and ga windows in one batch of loads (2 x (kPer + 1) in flight per thread): one memory latency per block
+  const int nx = kTile + 2 * halo, ng = kTile + halo;
+  for (int base = 0; base < nx; base += kThreads * (kPer + 1)) {
+    rw::RwBatch<kThreads, kPer + 1> bx, bg;
+    bx.load(a.x + row * a.T, t0 - halo, base, nx, a.T);
+    bg.load(a.ga + row * a.T_out, t_lo, base, ng, a.T_out);
+    bx.store(xs, base, nx);
+    bg.store(gv_s, base, ng);
+  }
   const float bias = a.b_dw ? a.b_dw[c] : 0.0f;
   __syncthreads();
   // gv[t] for t = t_lo + i, in place over the staged ga: v from x[t - p + k*d], whose xs index is i + k*d

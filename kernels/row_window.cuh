@@ -25,25 +25,41 @@ __device__ __forceinline__ void rw_store(float* p, float v) { *p = v; }
 __device__ __forceinline__ void rw_store(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
 __device__ __forceinline__ void rw_store(__half* p, float v) { *p = __float2half_rn(v); }
 
-// dst[i] = row[start + i] as float for i in [0, count), 0 where start + i lies outside [0, len).
-// Every thread of the block calls it; the caller syncs before reading dst. Coalesced: thread j of pass q loads
-// element q * kThreads * kPer + r * kThreads + j for r < kPer, all kPer loads issued before any store.
-template <int kThreads, int kPer, typename T>
-__device__ __forceinline__ void rw_stage(float* dst, const T* __restrict__ row, int64_t start, int count,
-                                         int64_t len) {
-  for (int base = 0; base < count; base += kThreads * kPer) {
-    float v[kPer];
+// A batch of staged elements: thread j holds elements base + r * kThreads + j, r < kB, of a window, loaded
+// (load) before any is stored (store), so a thread has kB loads in flight; two batches can be loaded before
+// either is stored (the backward stages x and the gradient together).
+template <int kThreads, int kB>
+struct RwBatch {
+  float v[kB];
+  template <typename T>
+  __device__ __forceinline__ void load(const T* __restrict__ row, int64_t start, int base, int count, int64_t len) {
 #pragma unroll
-    for (int r = 0; r < kPer; ++r) {
+    for (int r = 0; r < kB; ++r) {
       const int i = base + r * kThreads + static_cast<int>(threadIdx.x);
       const int64_t s = start + i;
       v[r] = (i < count && s >= 0 && s < len) ? rw_load(row + s) : 0.0f;
     }
+  }
+  __device__ __forceinline__ void store(float* dst, int base, int count) const {
 #pragma unroll
-    for (int r = 0; r < kPer; ++r) {
+    for (int r = 0; r < kB; ++r) {
       const int i = base + r * kThreads + static_cast<int>(threadIdx.x);
       if (i < count) dst[i] = v[r];
     }
+  }
+};
+
+// dst[i] = row[start + i] as float for i in [0, count), 0 where start + i lies outside [0, len).
+// Every thread of the block calls it; the caller syncs before reading dst. Coalesced, kPer + 1 loads in flight
+// per thread: a tile of kThreads * kPer outputs and a halo of up to kThreads steps land in one memory latency
+// (a separate pass for the halo cost a second latency per block).
+template <int kThreads, int kPer, typename T>
+__device__ __forceinline__ void rw_stage(float* dst, const T* __restrict__ row, int64_t start, int count,
+                                         int64_t len) {
+  for (int base = 0; base < count; base += kThreads * (kPer + 1)) {
+    RwBatch<kThreads, kPer + 1> b;
+    b.load(row, start, base, count, len);
+    b.store(dst, base, count);
   }
 }
 
