@@ -16,7 +16,7 @@ from .registry import variant_info, variants, tolerance
 from .jit import load, tuned_defines, defines_over_tuned, source_hash
 from .check import make_case, reference, eager_output, max_diff, rel_err, run_variant
 from .results import environment, append_results, result_row
-from .routing import ModelNew
+from .routing import ModelNew, general_forward
 
 
 def min_bytes(shape: dict, dtype: str = "float32") -> int:
@@ -162,6 +162,13 @@ def callable_for(name: str, model: Model, x: torch.Tensor, defines: dict | None 
             with torch.no_grad():
                 return new(x)
         return run_new
+    if name == "general":  # the general path ModelNew falls back to (CUDA only)
+        gargs = forward_args(model)
+
+        def run_general():
+            with torch.no_grad():
+                return general_forward(x, *gargs)
+        return run_general
     ext, args = load(name, defines), forward_args(model)
     return lambda: ext.forward(x, *args)
 

@@ -23,7 +23,8 @@
 // 16 chunks) ~50-60 us; C=1024 (1024 blocks, 8 waves x 32 chunks) ~200 us, where the GEMM is most of the time
 // and cuDNN's own GEMM is close to that.
 // Limits (fused_unsupported): an sm_90 GPU; float32 with T % 4 == 0, C_in % 4 == 0 and 16-byte aligned x (TMA
-// strides); (K-1)*dilation <= 124 (the x box is at most 256 steps). Everything else: the general path.
+// strides); (K-1)*dilation <= 124 (the x box is at most 256 steps); C_in >= 32 and T >= the x box (a box larger
+// than its tensor faulted). Everything else: the general path.
 // Knobs: WIDE_ALWAYS=1 runs the wide kernel at every width (so the battery checks it at small C too).
 // Measured: see the README's results table (generated from results/timings.csv) and docs/ladder.md.
 #include "wgmma.cuh"  // rung 09's kernel and defaults for C <= 128; wgmma, TMA and mbarrier helpers
@@ -195,6 +196,10 @@ const char* wide_shape_refusal(const FusedArgs& a) {
   if (a.C_in % 4 != 0 || reinterpret_cast<uintptr_t>(a.w_pw) % 16 != 0)
     return "the wide kernel needs C_in % 4 == 0 and 16-byte aligned W_pw (TMA strides)";
   if (static_cast<int64_t>(a.K - 1) * a.dilation > 124) return "the wide kernel needs (K-1)*dilation <= 124";
+  // a TMA box may not be larger than its tensor along the channels (an illegal instruction on the H200 at C_in = 16)
+  // nor, kept on the safe side, along time
+  if (a.C_in < kWideBK || a.T < kWideTT + static_cast<int64_t>(a.K - 1) * a.dilation + 3)
+    return "the wide kernel needs C_in >= 32 and T >= 128 + (K-1)*dilation + 3 (its TMA boxes)";
   if (a.C_in > (1 << 20) || a.C_out > (1 << 20) || a.B > (1 << 20)) return "the wide kernel's grid is too large";
   return nullptr;
 }

@@ -1,6 +1,6 @@
 """Rung 13 (wgmma_wide) on the GPU: its wide kernel checked over the battery (WIDE_ALWAYS=1, so small C runs it
 too) and over wide shapes (float64 reference, eager's numbers, NaN-poisoned outputs), then benched at
-B=16, T=2048 for C in {192, 256, 512, 1024} beside eager, the copy and ModelNew (rows in the results log).
+B=16, T=2048 for C in {192, 256, 512, 1024} beside eager, the copy, ModelNew and the general path (rows in the results log).
     python scripts/wide_probe.py [--no-bench]"""
 import sys
 from pathlib import Path
@@ -33,7 +33,7 @@ for name, shapes, defines in (("battery, WIDE_ALWAYS=1", None, {"WIDE_ALWAYS": "
 if "--no-bench" not in sys.argv:
     for C in (192, 256, 512, 1024):
         shape = dict(B=16, C_in=C, C_out=C, T=2048, K=5, dilation=2, bias=True)
-        t = fj.bench(["wgmma_wide"], shape=shape, baselines=("eager", "clone", "modelnew"))
+        t = fj.bench(["wgmma_wide"], shape=shape, baselines=("eager", "clone", "modelnew", "general"))
         print(f"== bench C={C}: " + ", ".join(f"{r.variant} {r.median_us:.1f} us ({r.speedup_vs_eager:.2f}x)"
                                              for r in t.itertuples()) +
               f"; max |wide - eager| {t.loc[t.variant == 'wgmma_wide', 'max_diff_eager'].iloc[0]:.1e}")
