@@ -89,14 +89,17 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   const WideTile tile = wide_tile(p);
   const int m0 = tile.m * kWideBM;
   const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * kWideBK * sizeof(float);
+  // the x box starts 16-byte aligned (a TMA box start off 16 bytes faulted: odd padding, 2026-12-01 at 2308040),
+  // `shift` steps before the tile's first tap
+  const int64_t x_first = tile.t0 - p.padding;
+  const int x_col = static_cast<int>(tc_x_start(x_first, 4)), shift = static_cast<int>(x_first - x_col);
 
   auto issue = [&](int c) {  // chunk c -> stage c % S (thread 0)
     const int s = c % S;
     mbar_expect_tx(&bar[s], (WIDE_SKIP & 2 ? 0 : kWideWBytes) + (WIDE_SKIP & 4 ? 0 : x_bytes));
     if (!(WIDE_SKIP & 2)) tma_load_2d(smem + s * kWideWBytes, &wmap, &bar[s], c * kWideBK, m0);
     if (!(WIDE_SKIP & 4))
-      tma_load_3d(smem + p.off_x + s * p.x_stage, &xmap, &bar[s], static_cast<int>(tile.t0 - p.padding),
-                  c * kWideBK, static_cast<int>(tile.b));
+      tma_load_3d(smem + p.off_x + s * p.x_stage, &xmap, &bar[s], x_col, c * kWideBK, static_cast<int>(tile.b));
   };
   if (tid == 0) {
     for (int s = 0; s < S; ++s) mbar_init(&bar[s], 1);
@@ -134,7 +137,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
       const float bias = (live && p.b_dw) ? __ldg(p.b_dw + ch) : 0.0f;
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[j] = bias;
-      const float* xrow = xst + cc * p.XW + lane;
+      const float* xrow = xst + cc * p.XW + shift + lane;
       if (live)
         for (int k = 0; k < K; ++k) {
           const float w = __ldg(p.w_dw + ch * K + k);
@@ -198,8 +201,8 @@ const char* wide_shape_refusal(const FusedArgs& a) {
   if (static_cast<int64_t>(a.K - 1) * a.dilation > 124) return "the wide kernel needs (K-1)*dilation <= 124";
   // a TMA box may not be larger than its tensor along the channels (an illegal instruction on the H200 at C_in = 16)
   // nor, kept on the safe side, along time
-  if (a.C_in < kWideBK || a.T < kWideTT + static_cast<int64_t>(a.K - 1) * a.dilation + 3)
-    return "the wide kernel needs C_in >= 32 and T >= 128 + (K-1)*dilation + 3 (its TMA boxes)";
+  if (a.C_in < kWideBK || a.T < kWideTT + static_cast<int64_t>(a.K - 1) * a.dilation + 6)
+    return "the wide kernel needs C_in >= 32 and T >= 128 + (K-1)*dilation + 6 (its TMA boxes)";
   if (a.C_in > (1 << 20) || a.C_out > (1 << 20) || a.B > (1 << 20)) return "the wide kernel's grid is too large";
   return nullptr;
 }
@@ -208,7 +211,7 @@ const char* wide_shape_refusal(const FusedArgs& a) {
 bool wide_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   const int64_t limit = a.max_smem_optin > 0 ? a.max_smem_optin : 227 * 1024;
   const int64_t span = static_cast<int64_t>(a.K - 1) * a.dilation;
-  const int xw = static_cast<int>((kWideTT + span + 3) / 4 * 4);
+  const int xw = static_cast<int>((kWideTT + span + 3 + 3) / 4 * 4);  // up to 3 steps of alignment shift
   if (xw > 256) return false;
   const uint32_t x_stage = static_cast<uint32_t>((kWideBK * xw * 4 + 1023) / 1024 * 1024);
   int S = 3;
