@@ -26,6 +26,9 @@
 // strides); (K-1)*dilation <= 124 (the x box is at most 256 steps); C_in >= 32 and T >= the x box (a box larger
 // than its tensor faulted). Everything else: the general path.
 // Knobs: WIDE_ALWAYS=1 runs the wide kernel at every width (so the battery checks it at small C too).
+// Outcome: 3.5-4x slower than predicted; faster than the general path at C <= 256, slower at C >= 512
+// (docs/ladder.md: the runs, why, what to try). Status: opt-in, not ModelNew's route: it faulted where the x box
+// started off 16 bytes (odd padding); the aligned start below has not yet run on a GPU.
 // Measured: see the README's results table (generated from results/timings.csv) and docs/ladder.md.
 #include "wgmma.cuh"  // rung 09's kernel and defaults for C <= 128; wgmma, TMA and mbarrier helpers
 
@@ -215,7 +218,9 @@ bool wide_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   if (xw > 256) return false;
   const uint32_t x_stage = static_cast<uint32_t>((kWideBK * xw * 4 + 1023) / 1024 * 1024);
   int S = 3;
-  auto total = [&](int s) { return static_cast<int64_t>(s) * (kWideWBytes + x_stage) + 2 * kWideActBytes + 8 * s + 1024; };
+  auto total = [&](int s) {
+    return static_cast<int64_t>(s) * (kWideWBytes + x_stage) + 2 * kWideActBytes + 8 * s + 1024;
+  };
   if (total(S) > limit) S = 2;
   if (total(S) > limit) return false;
   p = TcParams{};

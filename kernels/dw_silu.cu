@@ -17,6 +17,8 @@
 // Prediction: at B=16, C=256, T=2048 (67 MB moved) ~17 us at the copy rate, against ~57 us for the first form
 // (one load in flight per thread, latency-bound). Windows beyond 48 KB of shared memory ((K-1)*dilation >
 // ~10000) keep the first form (every tap read through L1).
+// Outcome: ~2.4x slower than that prediction (~1.6-1.8 TB/s), though 1.4x faster than the first form; not yet
+// explained (the accurate expf and IEEE division per output are the first suspects). Figures: docs/ladder.md.
 #include <torch/extension.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>

@@ -17,6 +17,8 @@
 // summed in a fixed order).
 // Prediction: memory-bound, x + ga read, dx written = 50 MB at the headline: ~12-15 us at the copy rate, and
 // the recompute ~8 us (x read, act written: 33.6 MB).
+// Outcome: the kernel ~3x and the recompute ~2x slower than that (docs/results.md, docs/ladder.md); the next rung
+// is the fused one (ga = W_pw^T dy on tensor cores with this kernel as its epilogue).
 // Numerics: v as eager's depthwise (bias first, taps in order, fmaf), sigmoid = 1 / (1 + exp(-v)) and
 // gv = ga * s * (1 + v * (1 - s)) as aten's silu_backward: gv equals eager's bit for bit. dx and the weight
 // gradients sum in another order than cuDNN/aten: within float32 rounding of eager's, not bit-identical;
