@@ -133,3 +133,16 @@ def test_trace_build_exports_its_record_layout():
     ext = fj.load("wgmma_tf32", {**fj.tuned_defines("wgmma_tf32"), "FUSED_TRACE": "1"})
     slots, tile0, tiles, phases = ext.trace_layout()
     assert (tiles, phases) == (8, 7) and tile0 + tiles * phases <= slots
+
+
+def test_precompiled_header_only_for_the_kernels_folders_shared_flags(monkeypatch, tmp_path):
+    """The PCH serves one set of flags: builds with other flags or another kernels folder, and FUSED_PCH=0, go
+    without it (a second set of flags would rebuild torch's PCH in place under the other builds)."""
+    from fusedkit import config, jit
+    monkeypatch.setattr(jit, "_pch_state", {"ok": True})
+    own = {"extra_cflags": ["-O3"], "extra_include_paths": [str(config.KERNELS_DIR)]}
+    assert jit._pch_ready(own, tmp_path)
+    assert not jit._pch_ready({**own, "extra_cflags": ["-O3", "-fopenmp"]}, tmp_path)
+    assert not jit._pch_ready({**own, "extra_include_paths": [str(tmp_path)]}, tmp_path)
+    monkeypatch.setenv("FUSED_PCH", "0")
+    assert not jit._pch_ready(own, tmp_path)
