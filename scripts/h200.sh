@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One session on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
-#   scripts/h200.sh [build] [check] [sanitize] [bench] [test] [kernelbench] [export_timing] [backward] [train]
+#   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [kernelbench] [export_timing] [backward] [train]
 #                   [shapes] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
@@ -26,6 +26,12 @@ log "info"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,t
 python3 -c "import torch, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, torch.cuda.get_device_name())"
 for stage in $stages; do
   case $stage in
+  install)
+    # the README's setup as a new user runs it there: torch and most of the list are preinstalled, the rest
+    # (Jupyter, nbclient, jupytext, ...) from wheels carried in the ignored .whl/ (carry: [".whl"]; no network)
+    log "pip install -r requirements.txt (from .whl)"
+    timeout 180 python3 -m pip install -q --no-index --find-links .whl -r requirements.txt 2>&1 | tail -5
+    python3 -c "import jupytext, nbclient, ipykernel; print('requirements importable')" ;;
   build)
     log "build (parallel)"
     for v in $VARIANTS; do python3 -c "import fused_jit, time; t = time.time(); fused_jit.load('$v'); print('built $v', round(time.time() - t, 1), 's')" & done
