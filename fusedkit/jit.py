@@ -22,6 +22,8 @@ from . import config
 from .config import LAUNCHER, BACKWARD_KERNEL, ROOT
 from .registry import Variant, variant_info
 
+HOST_CFLAGS = ("-O3", "-fopenmp")  # every build's C++ flags (the CPU variant's OpenMP; harmless elsewhere)
+
 
 class KernelBuildError(RuntimeError):
     """A variant failed to compile; the message starts with the compiler's error lines (kernels/ file:line)."""
@@ -133,9 +135,9 @@ def build_plan(v: Variant, defines: dict | None):
         cpp, cuda = [preamble + with_line(launcher)], [preamble + with_line(v.path) + "\n" + with_line(backward)]
     else:
         cpp, cuda = [preamble + with_line(launcher), preamble + with_line(v.path)], None
-    cflags = ["-O3"] + (["-fopenmp"] if v.device == "cpu" else [])
+    cflags = list(HOST_CFLAGS)  # one set for every build, so one precompiled torch header serves them all
     cuda_flags = ["-O3", "-lineinfo", "-std=c++17"]
-    ldflags = ["-fopenmp"] if v.device == "cpu" else []
+    ldflags = ["-fopenmp"]
     arch = (v.arch or cuda_arch()) if v.device == "cuda" else "-"
     h = hashlib.sha256()
     files = _with_headers(v.path, kdir) + _with_headers(launcher, kdir) + (
@@ -230,6 +232,12 @@ def _build(name: str, arch: str, kwargs: dict, root: Path, verbose: bool):
     old_arch = os.environ.get("TORCH_CUDA_ARCH_LIST")
     if arch != "-":  # CUDA builds: the visible GPU's arch (or sm_90); CPU builds never read it
         os.environ["TORCH_CUDA_ARCH_LIST"] = arch
+    # the kernels folder reaches the compilers through CPATH rather than -I: then every build, a kernels copy's too,
+    # has the same flags and one precompiled torch header serves them all (torch keys it on the -I list)
+    kwargs = dict(kwargs)
+    inc = kwargs.pop("extra_include_paths", None) or []
+    old_cpath = os.environ.get("CPATH")
+    os.environ["CPATH"] = os.pathsep.join([*inc] + ([old_cpath] if old_cpath else []))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -238,6 +246,10 @@ def _build(name: str, arch: str, kwargs: dict, root: Path, verbose: bool):
     except RuntimeError as e:
         raise _build_error(name, str(e)) from None
     finally:
+        if old_cpath is None:
+            os.environ.pop("CPATH", None)
+        else:
+            os.environ["CPATH"] = old_cpath
         if old_arch is None:
             os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
         else:
@@ -252,12 +264,12 @@ _pch_state: dict = {}
 
 def _pch_ready(kwargs: dict, root: Path) -> bool:
     """Whether a build may use torch's precompiled torch/extension.h (load_inline's use_pch): about 30 s less per
-    extension on 2 cores, most of a variant's build. Only for the kernels folder's own builds with the flags every
-    such build shares (a PCH serves one set of flags; another set would rebuild it in place), where torch's include
-    folder is writable and FUSED_PCH is not 0. The PCH is built once, under a file lock: parallel builds would
+    extension on 2 cores, most of a variant's build. Only for builds with the flags every build here shares
+    (HOST_CFLAGS, no -I: a PCH serves one set of flags; another set would rebuild it in place), where torch's
+    include folder is writable and FUSED_PCH is not 0. The PCH is built once, under a file lock: parallel builds would
     otherwise write it at the same time. Any failure there: no PCH, the plain build."""
-    if os.environ.get("FUSED_PCH", "1") == "0" or kwargs.get("extra_cflags") != ["-O3"] or \
-            kwargs.get("extra_include_paths") != [str(config.KERNELS_DIR)]:
+    if os.environ.get("FUSED_PCH", "1") == "0" or kwargs.get("extra_cflags") != list(HOST_CFLAGS) or \
+            kwargs.get("extra_include_paths"):
         return False
     if "ok" not in _pch_state:
         ce = _cpp_extension()
@@ -268,7 +280,7 @@ def _pch_ready(kwargs: dict, root: Path) -> bool:
             try:
                 with FileLock(str(root / "torch_extension_h_pch.lock")), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    make(["-O3"], [str(config.KERNELS_DIR)])
+                    make(list(HOST_CFLAGS), [])
             except Exception as e:  # a PCH is an optimization: build without it
                 logging.getLogger(__name__).warning("precompiled torch header unavailable (%s): plain builds", e)
                 ok = False
@@ -290,7 +302,7 @@ def general_kernel():
                              torch.version.cuda, sys.version_info[:2])).encode())
     kwargs = dict(cpp_sources=f'#define DWSEP_BACKWARD_KERNEL 1\n#line 1 "{cpp}"\n' + cpp.read_text(),
                   cuda_sources=f'#line 1 "{cu}"\n' + cu.read_text() + f'\n#line 1 "{bw}"\n' + bw.read_text(),
-                  extra_cflags=["-O3"],
+                  extra_cflags=list(HOST_CFLAGS), extra_ldflags=["-fopenmp"],
                   extra_cuda_cflags=["-O3", "-lineinfo"], extra_include_paths=[str(kdir)], with_cuda=True,
                   no_implicit_headers=True)
     return load_built(f"fused_general_{h.hexdigest()[:16]}", arch, kwargs)

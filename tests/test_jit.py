@@ -136,13 +136,13 @@ def test_trace_build_exports_its_record_layout():
 
 
 def test_precompiled_header_only_for_the_kernels_folders_shared_flags(monkeypatch, tmp_path):
-    """The PCH serves one set of flags: builds with other flags or another kernels folder, and FUSED_PCH=0, go
-    without it (a second set of flags would rebuild torch's PCH in place under the other builds)."""
-    from fusedkit import config, jit
+    """The PCH serves one set of flags: builds with other flags or an -I list, and FUSED_PCH=0, go without it (a
+    second set of flags would rebuild torch's PCH in place under the other builds)."""
+    from fusedkit import jit
     monkeypatch.setattr(jit, "_pch_state", {"ok": True})
-    own = {"extra_cflags": ["-O3"], "extra_include_paths": [str(config.KERNELS_DIR)]}
+    own = {"extra_cflags": list(jit.HOST_CFLAGS)}  # the kernels folder travels in CPATH, not as -I
     assert jit._pch_ready(own, tmp_path)
-    assert not jit._pch_ready({**own, "extra_cflags": ["-O3", "-fopenmp"]}, tmp_path)
+    assert not jit._pch_ready({**own, "extra_cflags": ["-O2"]}, tmp_path)
     assert not jit._pch_ready({**own, "extra_include_paths": [str(tmp_path)]}, tmp_path)
     monkeypatch.setenv("FUSED_PCH", "0")
     assert not jit._pch_ready(own, tmp_path)
