@@ -271,6 +271,8 @@ def _pch_ready(kwargs: dict, root: Path) -> bool:
     if os.environ.get("FUSED_PCH", "1") == "0" or kwargs.get("extra_cflags") != list(HOST_CFLAGS) or \
             kwargs.get("extra_include_paths"):
         return False
+    if _pch_state.get("ok"):
+        _pch_restore(root)
     if "ok" not in _pch_state:
         ce = _cpp_extension()
         make = getattr(ce, "_check_and_build_extension_h_precompiler_headers", None)
@@ -278,14 +280,56 @@ def _pch_ready(kwargs: dict, root: Path) -> bool:
         ok = make is not None and os.access(inc, os.W_OK)
         if ok:
             try:
+                _pch_restore(root)
                 with FileLock(str(root / "torch_extension_h_pch.lock")), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     make(list(HOST_CFLAGS), [])
+                    _pch_keep(root)
             except Exception as e:  # a PCH is an optimization: build without it
                 logging.getLogger(__name__).warning("precompiled torch header unavailable (%s): plain builds", e)
                 ok = False
         _pch_state["ok"] = ok
     return _pch_state["ok"]
+
+
+def _pch_files(root: Path) -> list[tuple[Path, Path]]:
+    """(torch's PCH file, our kept copy) for the header and its signature. torch deletes its PCH whenever any
+    load_inline runs without use_pch (the exported file's builds do): the kept copy (a hard link where the
+    filesystem allows) puts it back instead of a ~70 s rebuild."""
+    inc = Path(torch.__file__).parent / "include" / "torch"
+    key = hashlib.sha256(f"{inc}|{torch.__version__}".encode()).hexdigest()[:12]
+    return [(inc / n, root / "pch" / key / n) for n in ("extension.h.gch", "extension.h.sign")]
+
+
+def _pch_keep(root: Path) -> None:
+    try:
+        for live, kept in _pch_files(root):
+            if live.is_file():
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                kept.unlink(missing_ok=True)
+                try:
+                    os.link(live, kept)
+                except OSError:
+                    shutil.copy2(live, kept)
+    except OSError:
+        pass  # an optimization only
+
+
+def _pch_restore(root: Path) -> None:
+    try:
+        files = _pch_files(root)
+        if all(kept.is_file() for _, kept in files) and not all(live.is_file() for live, _ in files):
+            with FileLock(str(root / "torch_extension_h_pch.lock")):
+                for live, kept in files:
+                    if not live.is_file():
+                        tmp = live.with_name(live.name + f".{os.getpid()}.tmp")
+                        try:
+                            os.link(kept, tmp)
+                        except OSError:
+                            shutil.copy2(kept, tmp)
+                        os.replace(tmp, live)
+    except OSError:
+        pass  # torch rebuilds it
 
 
 @functools.lru_cache(maxsize=None)
