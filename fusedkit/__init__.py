@@ -24,7 +24,7 @@ from .model import Model, get_inputs, get_init_inputs, forward_args, copy_model
 from .registry import Variant, variants, variant_info, tolerance
 from .jit import (KernelBuildError, cuda_home, build_root, cuda_arch, source_hash, build_plan, tuned_table,
                   tuned_defines, defines_over_tuned, load, load_built, general_kernel)
-from .check import (shape_battery, make_case, reference, eager_output, max_diff, rel_err, gradients, smem_poisoner,
+from .check import (shape_battery, wide_shapes, make_case, reference, eager_output, max_diff, rel_err, gradients, smem_poisoner,
                     run_variant, check)
 from .routing import (Route, ModelNew, choose_route, preferred_variant, probe_against_eager, eager_forward,
                       general_forward, eager_is_faster, eager_backward, dwsep_conv1d, reset_route_cache)

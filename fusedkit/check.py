@@ -42,6 +42,19 @@ def shape_battery() -> list[dict]:
     return s
 
 
+def wide_shapes() -> list[dict]:
+    """Shapes for the wide-channel kernel (rung 13), each one it accepts: a partial C_in chunk and C_out tile, narrow
+    input with wide output, odd T_out, 32 chunks with idle rows, odd padding (its x box then starts off 16 bytes:
+    it faulted there before 62e2af5), the widest x box."""
+    return [dict(B=2, C_in=256, C_out=256, T=2048, K=5, dilation=2, bias=True),
+            dict(B=2, C_in=192, C_out=192, T=1000, K=3, dilation=1, bias=True),     # padding 1
+            dict(B=1, C_in=300, C_out=520, T=1000, K=9, dilation=4, bias=False),    # partial chunk and C_out tile
+            dict(B=2, C_in=96, C_out=520, T=516, K=4, dilation=3, bias=True),       # odd T_out
+            dict(B=2, C_in=1024, C_out=128, T=256, K=5, dilation=2, bias=True),     # 32 chunks, half the rows idle
+            dict(B=1, C_in=1024, C_out=1024, T=2048, K=7, dilation=3, bias=True),   # padding 9
+            dict(B=3, C_in=512, C_out=384, T=4096, K=31, dilation=4, bias=True)]    # span 120: the widest x box
+
+
 def make_case(shape: dict, dtype: torch.dtype, device: str, seed: int):
     """A Model with fresh random weights and a fresh random input (never zeros), at `shape`."""
     g = torch.Generator().manual_seed(seed)

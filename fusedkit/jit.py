@@ -271,16 +271,14 @@ def _pch_ready(kwargs: dict, root: Path) -> bool:
     if os.environ.get("FUSED_PCH", "1") == "0" or kwargs.get("extra_cflags") != list(HOST_CFLAGS) or \
             kwargs.get("extra_include_paths"):
         return False
-    if _pch_state.get("ok"):
-        _pch_restore(root)
+    if _pch_state.get("ok") is False:
+        return False
+    _pch_restore(root)  # before every build: another load_inline may have deleted it
     if "ok" not in _pch_state:
-        ce = _cpp_extension()
-        make = getattr(ce, "_check_and_build_extension_h_precompiler_headers", None)
-        inc = Path(torch.__file__).parent / "include" / "torch"
-        ok = make is not None and os.access(inc, os.W_OK)
+        make = getattr(_cpp_extension(), "_check_and_build_extension_h_precompiler_headers", None)
+        ok = make is not None and os.access(_pch_files(root)[0][0].parent, os.W_OK)
         if ok:
             try:
-                _pch_restore(root)
                 with FileLock(str(root / "torch_extension_h_pch.lock")), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     make(list(HOST_CFLAGS), [])

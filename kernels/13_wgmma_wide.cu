@@ -18,15 +18,14 @@
 //
 // Prediction (H200, 4.27 TB/s copy, TF32 wgmma ~3.7 TFLOP/s per SM): per chunk and block, 32 KB of W_pw from
 // L2 + ~18 KB of x, 2.1 MFLOP of wgmma (~0.55 us), 4096 depthwise outputs on 512 threads (~0.6 us), all
-// overlapped: ~0.7 us per chunk. B=16, T=2048: C=256 (256 blocks, 2 waves x 8 chunks) ~15-20 us against the
-// general path's two kernels (~65 us with the staged dw_silu) and eager's ~165 us; C=512 (512 blocks, 4 waves x
-// 16 chunks) ~50-60 us; C=1024 (1024 blocks, 8 waves x 32 chunks) ~200 us, where the GEMM is most of the time
-// and cuDNN's own GEMM is close to that.
+// overlapped: ~0.7 us per chunk. B=16, T=2048: C=256 (256 blocks, 2 waves x 8 chunks) ~15-20 us, several times
+// under the general path's two kernels; C=512 (512 blocks, 4 waves x 16 chunks) ~50-60 us; C=1024 (1024 blocks,
+// 8 waves x 32 chunks) ~200 us, where the GEMM is most of the time and cuDNN's own GEMM is close to that.
 // Limits (fused_unsupported): an sm_90 GPU; float32 with T % 4 == 0, C_in % 4 == 0 and 16-byte aligned x (TMA
 // strides); (K-1)*dilation <= 124 (the x box is at most 256 steps); C_in >= 32 and T >= the x box (a box larger
 // than its tensor faulted). Everything else: the general path.
 // Knobs: WIDE_ALWAYS=1 runs the wide kernel at every width (so the battery checks it at small C too).
-// Outcome: 3.5-4x slower than predicted; faster than the general path at C <= 256, slower at C >= 512
+// Outcome: several times slower than predicted; faster than the general path at C <= 256, slower at C >= 512
 // (docs/ladder.md: the runs, why, what to try). Status: opt-in, not ModelNew's route: it faulted where the x box
 // started off 16 bytes (odd padding); the aligned start below has not yet run on a GPU.
 // Measured: see the README's results table (generated from results/timings.csv) and docs/ladder.md.

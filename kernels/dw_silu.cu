@@ -14,11 +14,11 @@
 // Layout: one block per (row of B*C_in, tile of kTile = 2048 outputs); the block stages its x window (tile +
 // (K-1)*dilation halo) in shared memory with 9 loads in flight per thread (row_window.cuh), then thread i
 // computes outputs i, i + 256, ... from shared memory. Memory-bound: x read once from DRAM, act written once.
-// Prediction: at B=16, C=256, T=2048 (67 MB moved) ~17 us at the copy rate, against ~57 us for the first form
-// (one load in flight per thread, latency-bound). Windows beyond 48 KB of shared memory ((K-1)*dilation >
-// ~10000) keep the first form (every tap read through L1).
-// Outcome: ~2.4x slower than that prediction (~1.6-1.8 TB/s), though 1.4x faster than the first form; not yet
-// explained (the accurate expf and IEEE division per output are the first suspects). Figures: docs/ladder.md.
+// Prediction: at B=16, C=256, T=2048 (67 MB moved) ~17 us at the copy rate; the first form had one load in flight
+// per thread (latency-bound). Windows beyond 48 KB of shared memory ((K-1)*dilation > ~10000) keep the first
+// form (every tap read through L1).
+// Outcome: faster than the first form but well short of the copy rate; not yet explained (the accurate expf and
+// IEEE division per output are the first suspects). Figures: docs/ladder.md.
 #include <torch/extension.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -59,13 +59,10 @@ __global__ void __launch_bounds__(kThreads) dw_silu_direct_kernel(const T* __res
 template <typename T>
 void launch_dw_silu(const T* x, const float* w, const float* b, T* act, int64_t B, int C, int64_t T_in,
                     int64_t T_out, int K, int dilation, int padding, cudaStream_t stream) {
+  if (rw::rw_dw_silu_smem<kThreads, kPerThread>(K, dilation) <= kWindowSmem)
+    return rw::rw_launch_dw_silu<kThreads, kPerThread>(x, w, b, act, B, C, T_in, T_out, K, dilation, padding, stream);
   const dim3 grid(static_cast<unsigned>(B * C), static_cast<unsigned>((T_out + kTile - 1) / kTile));
-  const size_t smem = (static_cast<size_t>(K) + kTile + static_cast<size_t>(K - 1) * dilation) * sizeof(float);
-  if (smem <= kWindowSmem)
-    rw::rw_dw_silu_kernel<kThreads, kPerThread, T><<<grid, kThreads, smem, stream>>>(x, w, b, act, C, T_in, T_out,
-                                                                                   K, dilation, padding);
-  else
-    dw_silu_direct_kernel<T><<<grid, kThreads, 0, stream>>>(x, w, b, act, C, T_in, T_out, K, dilation, padding);
+  dw_silu_direct_kernel<T><<<grid, kThreads, 0, stream>>>(x, w, b, act, C, T_in, T_out, K, dilation, padding);
 }
 
 std::string shape_of(const torch::Tensor& t) {

@@ -10,14 +10,14 @@
 // The 1x1 conv's backward (dact = W_pw^T dy, dW_pw = dy act^T) stays with PyTorch: fusing it is the next rung.
 //
 // What changed from rung 1 (the first form of this file, git history): its windows were staged with one load in
-// flight per thread (each element waited a full memory latency: latency-bound, ~4.6x its ~15 us prediction at
+// flight per thread (each element waited a full memory latency: latency-bound, several times its prediction at
 // the headline), the K+1 weight-gradient sums each ended in a block reduction with two barriers, and the
-// activations were recomputed by PyTorch's depthwise kernel (the profile's largest single item). Now: 8 loads in
-// flight per thread for x and ga together (row_window.cuh's RwBatch), one barrier for all K+1 sums (per-warp partials,
+// activations were recomputed by PyTorch's depthwise kernel (the profile's largest single item). Now: 9 loads in
+// flight per thread for x and ga each, together (row_window.cuh's RwBatch), one barrier for all K+1 sums (per-warp partials,
 // summed in a fixed order).
 // Prediction: memory-bound, x + ga read, dx written = 50 MB at the headline: ~12-15 us at the copy rate, and
 // the recompute ~8 us (x read, act written: 33.6 MB).
-// Outcome: the kernel ~3x and the recompute ~2x slower than that (docs/results.md, docs/ladder.md); the next rung
+// Outcome: both several times slower than that (docs/results.md, docs/ladder.md); the next rung
 // is the fused one (ga = W_pw^T dy on tensor cores with this kernel as its epilogue).
 // Numerics: v as eager's depthwise (bias first, taps in order, fmaf), sigmoid = 1 / (1 + exp(-v)) and
 // gv = ga * s * (1 + v * (1 - s)) as aten's silu_backward: gv equals eager's bit for bit. dx and the weight
@@ -138,9 +138,7 @@ void dw_silu_forward(const DwBackwardArgs& a, float* act, void* stream) {
   const int64_t tiles = (a.T_out + dwbw::kTile - 1) / dwbw::kTile;
   if (halo > dwbw::kMaxHalo || a.B * a.C > 0x7fffffff || tiles > 65535)
     throw std::runtime_error("dw_silu_forward: shape outside the backward kernel's limits");
-  const size_t smem = (static_cast<size_t>(a.K) + dwbw::kTile + static_cast<size_t>(halo)) * sizeof(float);
-  const dim3 grid(static_cast<unsigned>(a.B * a.C), static_cast<unsigned>(tiles));
-  rw::rw_dw_silu_kernel<dwbw::kThreads, dwbw::kPer, float><<<grid, dwbw::kThreads, smem,
-                                                              static_cast<cudaStream_t>(stream)>>>(
-      a.x, a.w_dw, a.b_dw, act, static_cast<int>(a.C), a.T, a.T_out, a.K, a.dilation, a.padding);
+  rw::rw_launch_dw_silu<dwbw::kThreads, dwbw::kPer>(a.x, a.w_dw, a.b_dw, act, a.B, static_cast<int>(a.C), a.T,
+                                                    a.T_out, a.K, a.dilation, a.padding,
+                                                    static_cast<cudaStream_t>(stream));
 }

@@ -6,9 +6,11 @@
 // iteration, so each thread waited a full memory latency per element and the kernels ran at ~1.2 TB/s
 // (latency-bound). rw_stage issues kPer independent loads per thread before the first shared-memory store.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
 
 namespace rw {
 
@@ -104,6 +106,21 @@ __global__ void __launch_bounds__(kThreads) rw_dw_silu_kernel(const T* __restric
       rw_store(out + i, rw_silu(v));
     }
   }
+}
+
+// Host: shared memory of rw_dw_silu_kernel (bytes) and its launch over B * C rows x ceil(T_out / tile) tiles; the
+// callers (dw_silu.cu, dw_silu_backward.cu) check the grid limits and the launch error.
+template <int kThreads, int kPer>
+inline size_t rw_dw_silu_smem(int K, int dilation) {
+  return (static_cast<size_t>(K) + kThreads * kPer + static_cast<size_t>(K - 1) * dilation) * sizeof(float);
+}
+template <int kThreads, int kPer, typename T>
+inline void rw_launch_dw_silu(const T* x, const float* w, const float* b, T* act, int64_t B, int C, int64_t T_in,
+                              int64_t T_out, int K, int dilation, int padding, cudaStream_t stream) {
+  constexpr int kTile = kThreads * kPer;
+  const dim3 grid(static_cast<unsigned>(B * C), static_cast<unsigned>((T_out + kTile - 1) / kTile));
+  rw_dw_silu_kernel<kThreads, kPer, T><<<grid, kThreads, rw_dw_silu_smem<kThreads, kPer>(K, dilation), stream>>>(
+      x, w, b, act, C, T_in, T_out, K, dilation, padding);
 }
 
 }  // namespace rw

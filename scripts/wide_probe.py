@@ -1,6 +1,6 @@
 """Rung 13 (wgmma_wide) on the GPU: its wide kernel checked over the battery (WIDE_ALWAYS=1, so small C runs it
 too) and over wide shapes (float64 reference, eager's numbers, NaN-poisoned outputs), then benched at
-B=16, T=2048 for C in {192, 256, 512, 1024} beside eager, the copy, ModelNew and the general path (rows in the results log).
+B=16, T=2048 for C in {192, 256, 512, 1024} beside eager, the copy and the general path (rows in the results log).
     python scripts/wide_probe.py [--no-bench] [--no-battery] [--shape I]   (I: one of WIDE_SHAPES, alone)"""
 import sys
 from pathlib import Path
@@ -11,14 +11,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
 
-WIDE_SHAPES = [dict(B=2, C_in=256, C_out=256, T=2048, K=5, dilation=2, bias=True),
-               dict(B=2, C_in=192, C_out=192, T=1000, K=3, dilation=1, bias=True),
-               dict(B=1, C_in=300, C_out=520, T=1000, K=9, dilation=4, bias=False),  # 3 C_out tiles, last partial
-               dict(B=2, C_in=96, C_out=520, T=516, K=4, dilation=3, bias=True),     # narrow input, wide output
-               dict(B=2, C_in=1024, C_out=128, T=256, K=5, dilation=2, bias=True),   # 32 chunks, half the rows idle
-               dict(B=1, C_in=1024, C_out=1024, T=2048, K=7, dilation=3, bias=True),
-               dict(B=3, C_in=512, C_out=384, T=4096, K=31, dilation=4, bias=True),  # span 120: the widest box
-               dict(B=2, C_in=260, C_out=36, T=12, K=5, dilation=2, bias=True)]      # T below one tile
+# and one it refuses: T below one x box
+WIDE_SHAPES = fj.wide_shapes() + [dict(B=2, C_in=260, C_out=36, T=12, K=5, dilation=2, bias=True)]
 
 pd.set_option("display.width", 200)
 ok = True

@@ -39,11 +39,7 @@ def test_wide_kernel_over_wide_shapes():
     """Rung 13's wide kernel (C > 128) over wide, odd and aligned-off shapes: every shape it accepts within the TF32
     class and within 1e-5 of eager (odd padding puts its x box start off 16 bytes: it faulted there before 62e2af5);
     and with WIDE_ALWAYS=1 over the battery."""
-    shapes = [dict(B=2, C_in=192, C_out=192, T=1000, K=3, dilation=1, bias=True),     # padding 1
-              dict(B=1, C_in=1024, C_out=1024, T=2048, K=7, dilation=3, bias=True),   # padding 9, 32 chunks
-              dict(B=1, C_in=300, C_out=520, T=1000, K=9, dilation=4, bias=False),    # partial chunk and C_out tile
-              dict(B=2, C_in=96, C_out=520, T=516, K=4, dilation=3, bias=True),       # odd T_out
-              dict(B=3, C_in=512, C_out=384, T=4096, K=31, dilation=4, bias=True)]    # the widest x box
+    shapes = fj.wide_shapes()
     table, passed = fj.check("wgmma_wide", shapes=shapes)
     assert passed and not table["status"].str.startswith("unsupported").any(), table
     assert table["max_diff_eager"].max() <= 1e-5, table
