@@ -13,8 +13,8 @@
 // flight per thread (each element waited a full memory latency: latency-bound, several times its prediction at
 // the headline), the K+1 weight-gradient sums each ended in a block reduction with two barriers, and the
 // activations were recomputed by PyTorch's depthwise kernel (the profile's largest single item). Now: 9 loads in
-// flight per thread for x and ga each, together (row_window.cuh's RwBatch), one barrier for all K+1 sums (per-warp partials,
-// summed in a fixed order).
+// flight per thread for x and ga each, together (row_window.cuh's RwBatch), one barrier for all K+1 sums
+// (per-warp partials, summed in a fixed order).
 // Prediction: memory-bound, x + ga read, dx written = 50 MB at the headline: ~12-15 us at the copy rate, and
 // the recompute ~8 us (x read, act written: 33.6 MB).
 // Outcome: both several times slower than that (docs/results.md, docs/ladder.md); the next rung
