@@ -50,8 +50,10 @@ shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   #
           dict(B=1, C_in=72, C_out=40, T=8960, K=4, dilation=3, bias=False),  # > 1 tile per block, odd T_out
           dict(B=9, C_in=16, C_out=24, T=4160, K=3, dilation=1, bias=True),   # 585 64-step tiles: rung 12's
                                                                               # warpgroups take 1-2 each
-          dict(B=1, C_in=300, C_out=520, T=1000, K=9, dilation=4, bias=False)]  # rung 13's wide kernel: 3 C_out
+          dict(B=1, C_in=300, C_out=520, T=1000, K=9, dilation=4, bias=False),  # rung 13's wide kernel: 3 C_out
                                                                                 # tiles, the last partial
+          dict(B=1, C_in=192, C_out=160, T=777, K=3, dilation=1, bias=True)]   # rung 13, odd padding: its x box
+                                                                               # starts off 16 bytes
 worst = 0.0
 for i, s in enumerate(shapes):
     for dt in info.dtypes:

@@ -1,7 +1,9 @@
 """Rung 13 (wgmma_wide) on the GPU: its wide kernel checked over the battery (WIDE_ALWAYS=1, so small C runs it
 too) and over wide shapes (float64 reference, eager's numbers, NaN-poisoned outputs), then benched at
 B=16, T=2048 for C in {192, 256, 512, 1024} beside eager, the copy and the general path (rows in the results log).
-    python scripts/wide_probe.py [--no-bench] [--no-battery] [--shape I]   (I: one of WIDE_SHAPES, alone)"""
+    python scripts/wide_probe.py [--no-bench] [--no-battery] [--shape I]   (I: one of WIDE_SHAPES, alone)
+    python scripts/wide_probe.py --route-grid   (rung 13 vs the general path where ModelNew would choose between
+                                                 them: C 129..512, B 1/16/64, T 1000/2048/16384, two K x d)"""
 import sys
 from pathlib import Path
 
@@ -20,6 +22,8 @@ checks = [("battery, WIDE_ALWAYS=1", None, {"WIDE_ALWAYS": "1"}), ("wide shapes"
 if "--shape" in sys.argv:  # one wide shape in this process (a fault ends the process's CUDA context)
     i = int(sys.argv[sys.argv.index("--shape") + 1])
     checks = [(f"wide shape {i}", WIDE_SHAPES[i:i + 1], None)]
+elif "--route-grid" in sys.argv:
+    checks = []
 elif "--no-battery" in sys.argv:
     checks = checks[1:]
 for name, shapes, defines in checks:
@@ -31,7 +35,25 @@ for name, shapes, defines in checks:
     shown = table if shapes else table[table["status"] != "pass"]
     print(shown[cols].to_string(index=False))
     ok &= passed
-if "--no-bench" not in sys.argv:
+if "--route-grid" in sys.argv:
+    rows = []
+    for (ci, co) in [(160, 160), (192, 192), (256, 256), (128, 256), (256, 128), (384, 384), (512, 512)]:
+        for B in (1, 16, 64):
+            for T in (1000, 2048, 16384):
+                for K, d in ((5, 2), (9, 4)):
+                    if B * T * max(ci, co) > 64 * 2048 * 512:
+                        continue
+                    shape = dict(B=B, C_in=ci, C_out=co, T=T, K=K, dilation=d, bias=True)
+                    t = fj.bench(["wgmma_wide"], shape=shape, baselines=("eager", "general"), reps=50)
+                    t = t.set_index("variant")
+                    rows.append(dict(shape, wide_us=t.median_us["wgmma_wide"], general_us=t.median_us["general"],
+                                     eager_us=t.median_us["eager"],
+                                     max_diff_eager=t.max_diff_eager["wgmma_wide"]))
+                    print(rows[-1], flush=True)
+    g = pd.DataFrame(rows)
+    g["wide_vs_general"] = g.general_us / g.wide_us
+    print(g.to_string(index=False))
+if "--no-bench" not in sys.argv and "--route-grid" not in sys.argv:
     for C in (192, 256, 512, 1024):
         shape = dict(B=16, C_in=C, C_out=C, T=2048, K=5, dilation=2, bias=True)
         t = fj.bench(["wgmma_wide"], shape=shape, baselines=("eager", "clone", "general"))
