@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import re
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 from .config import DEFAULT_EXPORT_VARIANT, LAUNCHER
 from .registry import variant_info
 from .jit import source_hash, _INCLUDE
+from .routing import fused_kernel_pays
 
 
 _COMMENT_OR_STRING = re.compile(r'("(?:\\.|[^"\\\n])*")|//[^\n]*|/\*.*?\*/', re.S)
@@ -73,6 +75,7 @@ def export_modelnew(variant: str | None = None, path: str | Path | None = None) 
         fused_when = f"torch.cuda.is_available() and torch.cuda.get_device_capability() == ({major}, {minor})"
     else:
         fused_when = "torch.cuda.is_available()"
+    pays_source = inspect.getsource(fused_kernel_pays)
     text = f'''"""KernelBench ModelNew: fused depthwise-dilated Conv1d + SiLU + pointwise Conv1d (fused_jit export).
 
 Fused kernel: {variant!r} (kernels/{v.path.name}, source hash {source_hash(variant)}, accuracy class {v.accuracy}),
@@ -125,6 +128,8 @@ fused = load_inline(
 _routes = {{}}
 
 
+{pays_source}
+
 def _route(x, w_dw, b_dw, w_pw, b_pw, dilation, padding):
     """The extension that computes x (fused or general; None: PyTorch's own ops), chosen at a shape's first call."""
     key = (x.shape, x.dtype, x.device, x.data_ptr() % 16, x.is_contiguous(), b_dw is None, b_pw is None, dilation,
@@ -137,6 +142,7 @@ def _route(x, w_dw, b_dw, w_pw, b_pw, dilation, padding):
         else:
             ext = general
             if (fused is not None and {_EXPORT_CONDITION[v.accuracy]}
+                    and fused_kernel_pays({variant!r}, x.shape[0], x.shape[1], w_pw.shape[0], t_out)
                     and fused.why_unsupported(x, w_dw, b_dw, w_pw, b_pw, dilation, padding) == ""):
                 # does the kernel reproduce eager's 1x1 conv at this shape? (cuDNN picks its GEMM per shape)
                 with torch.no_grad():

@@ -52,6 +52,16 @@ def eager_is_faster(shape: dict, dtype: torch.dtype, route: str) -> bool:
     return route == GENERAL and dtype != torch.float32 and t_out <= 128
 
 
+def fused_kernel_pays(variant: str, B: int, C_in: int, C_out: int, t_out: int) -> bool:
+    """Whether a fused kernel that accepts a shape beats the general path there, as measured on the H200 (route
+    grid, results/logs/2026-12-02_9649b8c_wide_sanitize_route_grid.log): rung 13's wide kernel (C_in or C_out
+    above 128) ran 1.05-1.87x the general path's speed at C <= 256 with B * T_out >= 16000 and 0.47-0.88x at
+    B * T_out <= 2048; at C = 384 and 512 0.34-1.03x. Every other kernel: wherever it runs."""
+    if variant != "wgmma_wide" or max(C_in, C_out) <= 128:
+        return True
+    return max(C_in, C_out) <= 256 and B * t_out >= 16000
+
+
 @dataclass(frozen=True)
 class Route:
     name: str  # a variant, GENERAL or EAGER
@@ -92,6 +102,8 @@ def choose_route(x: torch.Tensor, args: tuple, variant: str | None = None) -> Ro
             why = ext.why_unsupported(x, *args)
             if why:
                 reason, ext = f"{want}: {why}", None
+            elif not variant and not fused_kernel_pays(want, B, C_in, w_pw.shape[0], t_out):
+                reason, ext = f"the general path measured faster than {want} at this shape", None
     if ext is not None:
         shape = dict(B=B, C_in=C_in, C_out=w_pw.shape[0], T=T, K=K, dilation=dil, bias=b_pw is not None)
         if not variant and eager_is_faster(shape, x.dtype, want):

@@ -134,13 +134,35 @@ def test_modelnew_empty_noncontiguous_and_wide():
     assert new.__class__(1024, 8, 3).cuda()(x0).shape == (0, 8, 100)
 
 
+def test_modelnew_runs_the_wide_kernel_where_it_pays():
+    """C in 129..256 with enough rows: rung 13's wide kernel (fused_kernel_pays), within 1e-5 of eager; few rows or
+    C >= 384: the general path, which the route grid measured faster there, and the route says so."""
+    expect = [(dict(B=16, C_in=192, C_out=192, T=2048, K=5, dilation=2, bias=True), "wgmma_wide"),
+              (dict(B=8, C_in=256, C_out=136, T=2048, K=3, dilation=1, bias=True), "wgmma_wide"),  # odd padding
+              (dict(B=2, C_in=256, C_out=256, T=1000, K=5, dilation=2, bias=True), fj.GENERAL),
+              (dict(B=16, C_in=512, C_out=512, T=2048, K=5, dilation=2, bias=True), fj.GENERAL)]
+    if fj.DEFAULT_VARIANT != "wgmma_wide":
+        pytest.skip("the wide kernel is not ModelNew's default")
+    for shape, route in expect:
+        model, x = fj.make_case(shape, torch.float32, "cuda", seed=shape["C_in"])
+        new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"]).cuda()
+        new.load_state_dict(model.state_dict())
+        r = new.route(x)
+        assert r.name == route, (shape, r)
+        if route == fj.GENERAL:
+            assert "measured faster" in r.reason, r
+        with torch.no_grad(), _quiet():
+            assert fj.max_diff(new(x), fj.eager_output(model, x)) <= 1e-5 * max(1.0, float(model(x).abs().max()))
+
+
 TRAIN_SHAPES = [fj.HEADLINE,                                                            # a fused rung
                 dict(B=3, C_in=200, C_out=72, T=1001, K=5, dilation=2, bias=True),    # general path, odd T
-                dict(B=2, C_in=64, C_out=48, T=777, K=9, dilation=4, bias=False)]     # long span, no bias
+                dict(B=2, C_in=64, C_out=48, T=777, K=9, dilation=4, bias=False),     # long span, no bias
+                dict(B=8, C_in=192, C_out=160, T=2048, K=3, dilation=1, bias=True)]   # rung 13's wide kernel
 
 
 @pytest.mark.parametrize("backward", sorted(fj.BACKWARDS))
-@pytest.mark.parametrize("shape", TRAIN_SHAPES, ids=["headline", "general_odd_T", "long_span_no_bias"])
+@pytest.mark.parametrize("shape", TRAIN_SHAPES, ids=["headline", "general_odd_T", "long_span_no_bias", "wide_fused"])
 def test_modelnew_trains_with_eagers_gradients_on_gpu(shape, backward):
     """A residual block trains: every gradient arrives and matches eager's under TF32 defaults within float32
     summation order (backward="eager", the same ops: bit for bit under cudnn.deterministic; "dw_kernel",
