@@ -11,9 +11,9 @@
 //   - the SiLU as aten's: x / (1 + exp(-x)) in float on the value in x's dtype, rounded to x's dtype.
 //   For float16 without dilation eager may take cuDNN's depthwise instead (another summation order): there the
 //   result is within float16's rounding of eager's, not bit-identical.
-// Layout: one block per (row of B*C_in, tile of kTile = 2048 outputs); the block stages its x window (tile +
-// (K-1)*dilation halo) in shared memory with 9 loads in flight per thread (row_window.cuh), then thread i
-// computes outputs i, i + 256, ... from shared memory. Memory-bound: x read once from DRAM, act written once.
+// Layout: one block per (row of B*C_in, tile of kTile = 2048 outputs; 128 or 512 for rows up to that long); the
+// block stages its x window (tile + (K-1)*dilation halo) in shared memory with kPer + 1 loads in flight per thread
+// (row_window.cuh), then thread i computes outputs i, i + threads, ... from shared memory. Memory-bound: x read once from DRAM, act written once.
 // Prediction: at B=16, C=256, T=2048 (67 MB moved) ~17 us at the copy rate; the first form had one load in flight
 // per thread (latency-bound). Windows beyond 48 KB of shared memory ((K-1)*dilation > ~10000) keep the first
 // form (every tap read through L1).
@@ -59,6 +59,12 @@ __global__ void __launch_bounds__(kThreads) dw_silu_direct_kernel(const T* __res
 template <typename T>
 void launch_dw_silu(const T* x, const float* w, const float* b, T* act, int64_t B, int C, int64_t T_in,
                     int64_t T_out, int K, int dilation, int padding, cudaStream_t stream) {
+  // short rows get a tile near their length: one block of 256 threads per 100-step row left 7 of 8 warps idle
+  // (0.69-0.94x eager at T = 100, C >= 192 in the 2026-12-02 sweep, where the first form had run 1.08-1.26x)
+  if (T_out <= 128 && rw::rw_dw_silu_smem<64, 2>(K, dilation) <= kWindowSmem)
+    return rw::rw_launch_dw_silu<64, 2>(x, w, b, act, B, C, T_in, T_out, K, dilation, padding, stream);
+  if (T_out <= 512 && rw::rw_dw_silu_smem<128, 4>(K, dilation) <= kWindowSmem)
+    return rw::rw_launch_dw_silu<128, 4>(x, w, b, act, B, C, T_in, T_out, K, dilation, padding, stream);
   if (rw::rw_dw_silu_smem<kThreads, kPerThread>(K, dilation) <= kWindowSmem)
     return rw::rw_launch_dw_silu<kThreads, kPerThread>(x, w, b, act, B, C, T_in, T_out, K, dilation, padding, stream);
   const dim3 grid(static_cast<unsigned>(B * C), static_cast<unsigned>((T_out + kTile - 1) / kTile));

@@ -17,6 +17,7 @@ if variant == fj.GENERAL:
     worst = 0.0
     for i, s in enumerate([dict(B=2, C_in=8, C_out=3, T=5, K=7, dilation=3, bias=True),
                            dict(B=1, C_in=96, C_out=200, T=1031, K=4, dilation=3, bias=False),
+                           dict(B=2, C_in=40, C_out=8, T=300, K=5, dilation=2, bias=True),  # the 512-step tile
                            dict(B=2, C_in=300, C_out=40, T=2100, K=9, dilation=5, bias=True)]):
         for dt in ("float32", "bfloat16", "float16"):
             model, x = fj.make_case(s, fj.DTYPES[dt], "cuda", seed=i)
