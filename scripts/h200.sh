@@ -7,7 +7,8 @@
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
 # New results rows go to $OUT/timings_new.csv (merged into results/timings.csv afterwards with
-# `python scripts/merge_results.py`); everything printed goes to $OUT/session.log.
+# `python scripts/merge_results.py`); everything printed is appended to $OUT/session.log. Python run beside it in
+# the same call needs the same TORCH_EXTENSIONS_DIR (/tmp/fused_ext), or it rebuilds every extension.
 set -uo pipefail
 OUT=${OUT:-/tmp/h200_out}; mkdir -p "$OUT"
 mkdir -p /tmp/fused_results
@@ -135,4 +136,4 @@ for stage in $stages; do
   [ -f "$FUSED_RESULTS" ] && cp "$FUSED_RESULTS" "$OUT/timings_new.csv"
 done
 log "done"
-} 2>&1 | tee "$OUT/session.log"
+} 2>&1 | tee -a "$OUT/session.log"  # -a: a second invocation in one call adds to the log
