@@ -19,12 +19,14 @@
 // form (every tap read through L1).
 // Outcome: faster than the first form but well short of the copy rate; not yet explained (the accurate expf and
 // IEEE division per output are the first suspects). Figures: docs/ladder.md.
-#include <torch/extension.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <c10/cuda/CUDAException.h>
+// Torch-free (a kernel file nvcc compiles without PyTorch's headers): the tensor checks and the launch error check
+// are general.cpp's, which calls dw_silu_launch below.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
 #include "row_window.cuh"
 
 namespace {
@@ -71,59 +73,24 @@ void launch_dw_silu(const T* x, const float* w, const float* b, T* act, int64_t 
   dw_silu_direct_kernel<T><<<grid, kThreads, 0, stream>>>(x, w, b, act, C, T_in, T_out, K, dilation, padding);
 }
 
-std::string shape_of(const torch::Tensor& t) {
-  std::string s = "[";
-  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-  return s + "]";
-}
-
 }  // namespace
 
-// act = silu(dw(x)) in x's dtype, shape (B, C_in, T_out): eager's numbers (see the file's head).
-torch::Tensor dw_silu(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw, int64_t dilation,
-                      int64_t padding) {
-  TORCH_CHECK(x.is_cuda() && x.dim() == 3, "dw_silu: x must be a 3-D CUDA tensor (batch, channels, time); got ",
-              shape_of(x), " on ", x.device().str());
-  TORCH_CHECK(x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kBFloat16 ||
-                  x.scalar_type() == torch::kHalf,
-              "dw_silu: x must be float32, bfloat16 or float16; got ", std::string(c10::toString(x.scalar_type())));
-  const int64_t B = x.size(0), C = x.size(1), T_in = x.size(2);
-  TORCH_CHECK(w_dw.dim() == 3 && w_dw.size(0) == C && w_dw.size(1) == 1,
-              "dw_silu: depthwise weight must have shape (C_in, 1, K) with C_in = ", std::to_string(C), "; got ",
-              shape_of(w_dw));
-  TORCH_CHECK(dilation >= 1 && padding >= 0, "dw_silu: dilation must be >= 1 and padding >= 0");
-  const int64_t K = w_dw.size(2), T_out = T_in + 2 * padding - dilation * (K - 1);
-  TORCH_CHECK(K >= 1 && T_out >= 1, "dw_silu: input of length ", std::to_string(T_in),
-              " is too short for kernel_size=", std::to_string(K), ", dilation=", std::to_string(dilation));
-  TORCH_CHECK(C <= INT32_MAX && (T_out + kTile - 1) / kTile <= 65535, "dw_silu: shape ", shape_of(x),
-              " exceeds the launch grid");
-  const c10::cuda::CUDAGuard guard(x.device());
-  const torch::Tensor xc = x.contiguous();
-  const torch::Tensor w = w_dw.to(x.device(), torch::kFloat).contiguous();
-  torch::Tensor b;
-  if (b_dw) {
-    TORCH_CHECK(b_dw->numel() == C, "dw_silu: depthwise bias must have C_in = ", std::to_string(C), " elements");
-    b = b_dw->to(x.device(), torch::kFloat).contiguous();
-  }
-  torch::Tensor act = torch::empty({B, C, T_out}, xc.options());
-  if (act.numel() == 0) return act;
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const float* bp = b_dw ? b.data_ptr<float>() : nullptr;
-  const int Ci = static_cast<int>(C), Ki = static_cast<int>(K), Di = static_cast<int>(dilation),
-            Pi = static_cast<int>(padding);
-  switch (x.scalar_type()) {
-    case torch::kFloat:
-      launch_dw_silu(xc.data_ptr<float>(), w.data_ptr<float>(), bp, act.data_ptr<float>(), B, Ci, T_in, T_out, Ki,
-                     Di, Pi, stream);
-      break;
-    case torch::kBFloat16:
-      launch_dw_silu(reinterpret_cast<const __nv_bfloat16*>(xc.data_ptr()), w.data_ptr<float>(), bp,
-                     reinterpret_cast<__nv_bfloat16*>(act.data_ptr()), B, Ci, T_in, T_out, Ki, Di, Pi, stream);
-      break;
-    default:
-      launch_dw_silu(reinterpret_cast<const __half*>(xc.data_ptr()), w.data_ptr<float>(), bp,
-                     reinterpret_cast<__half*>(act.data_ptr()), B, Ci, T_in, T_out, Ki, Di, Pi, stream);
-  }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return act;
+// act = silu(dw(x)) for x of shape (B, C, T_in) in `dtype` (0 float32, 1 bfloat16, 2 float16), w (C, K) and b (C)
+// float32 (b may be null), act (B, C, T_out) in x's dtype, on `stream`. Throws where the grid would overflow.
+void dw_silu_launch(int dtype, const void* x, const float* w, const float* b, void* act, int64_t B, int64_t C,
+                    int64_t T_in, int64_t T_out, int K, int dilation, int padding, void* stream_ptr) {
+  if (B * C > 0x7fffffff || (T_out + kTile - 1) / kTile > 65535)
+    throw std::runtime_error("dw_silu: B * C_in = " + std::to_string(B * C) + " rows of " + std::to_string(T_out) +
+                             " outputs exceed the launch grid");
+  const auto stream = static_cast<cudaStream_t>(stream_ptr);
+  const int Ci = static_cast<int>(C);
+  if (dtype == 0)
+    launch_dw_silu(static_cast<const float*>(x), w, b, static_cast<float*>(act), B, Ci, T_in, T_out, K, dilation,
+                   padding, stream);
+  else if (dtype == 1)
+    launch_dw_silu(static_cast<const __nv_bfloat16*>(x), w, b, static_cast<__nv_bfloat16*>(act), B, Ci, T_in,
+                   T_out, K, dilation, padding, stream);
+  else
+    launch_dw_silu(static_cast<const __half*>(x), w, b, static_cast<__half*>(act), B, Ci, T_in, T_out, K, dilation,
+                   padding, stream);
 }

@@ -3,11 +3,62 @@
 // file take it wherever no fused rung runs a shape. `forward` is inference; `forward_train` is the same forward
 // with the C++ backward of eager_autograd.h, one call where a Python autograd.Function cost ~50 us of host time.
 #include <torch/extension.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/cuda/CUDAException.h>
 #include "eager_autograd.h"  // jit.general_kernel defines DWSEP_BACKWARD_KERNEL and links dw_silu_backward.cu
 
-// dw_silu.cu
+// dw_silu.cu (torch-free): act = silu(dw(x)) for raw device pointers, dtype 0 float32, 1 bfloat16, 2 float16
+void dw_silu_launch(int dtype, const void* x, const float* w, const float* b, void* act, int64_t B, int64_t C,
+                    int64_t T_in, int64_t T_out, int K, int dilation, int padding, void* stream);
+
+namespace {
+std::string shape_of(const torch::Tensor& t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + "]";
+}
+}  // namespace
+
+// act = silu(dw(x)) in x's dtype, shape (B, C_in, T_out): eager's numbers (dw_silu.cu's head says how).
 torch::Tensor dw_silu(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw, int64_t dilation,
-                      int64_t padding);
+                      int64_t padding) {
+  TORCH_CHECK(x.is_cuda() && x.dim() == 3, "dw_silu: x must be a 3-D CUDA tensor (batch, channels, time); got ",
+              shape_of(x), " on ", x.device().str());
+  TORCH_CHECK(x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kBFloat16 ||
+                  x.scalar_type() == torch::kHalf,
+              "dw_silu: x must be float32, bfloat16 or float16; got ", std::string(c10::toString(x.scalar_type())));
+  const int64_t B = x.size(0), C = x.size(1), T_in = x.size(2);
+  TORCH_CHECK(w_dw.dim() == 3 && w_dw.size(0) == C && w_dw.size(1) == 1,
+              "dw_silu: depthwise weight must have shape (C_in, 1, K) with C_in = ", std::to_string(C), "; got ",
+              shape_of(w_dw));
+  TORCH_CHECK(dilation >= 1 && padding >= 0, "dw_silu: dilation must be >= 1 and padding >= 0");
+  const int64_t K = w_dw.size(2), T_out = T_in + 2 * padding - dilation * (K - 1);
+  TORCH_CHECK(K >= 1 && T_out >= 1, "dw_silu: input of length ", std::to_string(T_in),
+              " is too short for kernel_size=", std::to_string(K), ", dilation=", std::to_string(dilation));
+  TORCH_CHECK(K <= INT32_MAX && dilation <= INT32_MAX && padding <= INT32_MAX, "dw_silu: kernel_size, dilation "
+              "and padding must fit in 32 bits");
+  const c10::cuda::CUDAGuard guard(x.device());
+  const torch::Tensor xc = x.contiguous();
+  const torch::Tensor w = w_dw.to(x.device(), torch::kFloat).contiguous();
+  torch::Tensor b;
+  if (b_dw) {
+    TORCH_CHECK(b_dw->numel() == C, "dw_silu: depthwise bias must have C_in = ", std::to_string(C), " elements");
+    b = b_dw->to(x.device(), torch::kFloat).contiguous();
+  }
+  torch::Tensor act = torch::empty({B, C, T_out}, xc.options());
+  if (act.numel() == 0) return act;
+  const int dtype = x.scalar_type() == torch::kFloat ? 0 : x.scalar_type() == torch::kBFloat16 ? 1 : 2;
+  try {
+    dw_silu_launch(dtype, xc.data_ptr(), w.data_ptr<float>(), b_dw ? b.data_ptr<float>() : nullptr,
+                   act.data_ptr(), B, C, T_in, T_out, static_cast<int>(K), static_cast<int>(dilation),
+                   static_cast<int>(padding), c10::cuda::getCurrentCUDAStream().stream());
+  } catch (const std::runtime_error& e) {
+    TORCH_CHECK(false, e.what(), " (x of shape ", shape_of(x), ")");
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return act;
+}
 
 torch::Tensor general_forward(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw,
                               torch::Tensor w_pw, c10::optional<torch::Tensor> b_pw, int64_t dilation,
