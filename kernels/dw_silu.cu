@@ -13,7 +13,8 @@
 //   result is within float16's rounding of eager's, not bit-identical.
 // Layout: one block per (row of B*C_in, tile of kTile = 2048 outputs; 128 or 512 for rows up to that long); the
 // block stages its x window (tile + (K-1)*dilation halo) in shared memory with kPer + 1 loads in flight per thread
-// (row_window.cuh), then thread i computes outputs i, i + threads, ... from shared memory. Memory-bound: x read once from DRAM, act written once.
+// (row_window.cuh), then thread i computes outputs i, i + threads, ... from shared memory. Memory-bound: x read
+// once from DRAM, act written once.
 // Prediction: at B=16, C=256, T=2048 (67 MB moved) ~17 us at the copy rate; the first form had one load in flight
 // per thread (latency-bound). Windows beyond 48 KB of shared memory ((K-1)*dilation > ~10000) keep the first
 // form (every tap read through L1).
