@@ -26,8 +26,9 @@
 // than its tensor faulted). Everything else: the general path.
 // Knobs: WIDE_ALWAYS=1 runs the wide kernel at every width (so the battery checks it at small C too).
 // Outcome: several times slower than predicted; faster than the general path at C <= 256, slower at C >= 512
-// (docs/ladder.md: the runs, why, what to try). Status: opt-in, not ModelNew's route: it faulted where the x box
-// started off 16 bytes (odd padding); the aligned start below has not yet run on a GPU.
+// (docs/ladder.md: the runs, why, what to try). Status: ModelNew's TF32 kernel; its wide kernel serves C <= 256
+// with enough rows (routing.fused_kernel_pays), the general path the rest. The fault where the x box started off
+// 16 bytes (odd padding) is gone with the aligned start below (sanitizer-clean on the GPU).
 // Measured: see the README's results table (generated from results/timings.csv) and docs/ladder.md.
 #include "wgmma.cuh"  // rung 09's kernel and defaults for C <= 128; wgmma, TMA and mbarrier helpers
 
