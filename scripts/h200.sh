@@ -29,16 +29,9 @@ for stage in $stages; do
   case $stage in
   install)
     # the README's setup as a new user runs it there: torch and most of the list are preinstalled, the rest
-    # (Jupyter, nbclient, jupytext, ...) from wheels carried in the ignored .whl/ (carry: [".whl"]; no network)
+    # (nbclient, jupytext, ...) from wheels carried in the ignored .whl/ (carry: [".whl"]; no network)
     log "pip install -r requirements.txt (from .whl)"
-    # (the `jupyter` metapackage's wheels, ~38 MiB, rarely fit the 64 MiB a call carries beside the tree: without
-    # them, everything else of the list is installed and the missing line said)
-    if ls .whl/jupyterlab-*.whl >/dev/null 2>&1; then
-      timeout 180 python3 -m pip install -q --no-index --find-links .whl -r requirements.txt 2>&1 | tail -5
-    else
-      echo "no jupyter wheels carried: installing requirements.txt without its 'jupyter' line"
-      grep -vx jupyter requirements.txt | timeout 180 python3 -m pip install -q --no-index --find-links .whl -r /dev/stdin papermill 2>&1 | tail -5
-    fi
+    timeout 180 python3 -m pip install -q --no-index --find-links .whl -r requirements.txt papermill 2>&1 | tail -5
     python3 -c "import jupytext, nbclient, ipykernel; print('requirements importable')" ;;
   build)
     log "build (parallel)"
