@@ -63,7 +63,7 @@ template <typename T>
 void launch_dw_silu(const T* x, const float* w, const float* b, T* act, int64_t B, int C, int64_t T_in,
                     int64_t T_out, int K, int dilation, int padding, cudaStream_t stream) {
   // short rows get a tile near their length: one block of 256 threads per 100-step row left 7 of 8 warps idle
-  // (0.69-0.94x eager at T = 100, C >= 192 in the 2026-12-02 sweep, where the first form had run 1.08-1.26x)
+  // and the general path fell behind eager there (docs/ladder.md, runs of 2026-12-02)
   if (T_out <= 128 && rw::rw_dw_silu_smem<64, 2>(K, dilation) <= kWindowSmem)
     return rw::rw_launch_dw_silu<64, 2>(x, w, b, act, B, C, T_in, T_out, K, dilation, padding, stream);
   if (T_out <= 512 && rw::rw_dw_silu_smem<128, 4>(K, dilation) <= kWindowSmem)

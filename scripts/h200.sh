@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One session on the H200 (run from the repo root by the device tool): build every CUDA variant, check
+# One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [kernelbench] [export_timing] [backward] [train]
 #                   [shapes] [notebooks]
@@ -7,7 +7,7 @@
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
 # New results rows go to $OUT/timings_new.csv (merged into results/timings.csv afterwards with
-# `python scripts/merge_results.py`); everything printed is appended to $OUT/session.log. Python run beside it in
+# `python scripts/merge_results.py`); everything printed is appended to $OUT/run.log. Python run beside it in
 # the same call needs the same TORCH_EXTENSIONS_DIR (/tmp/fused_ext), or it rebuilds every extension.
 set -uo pipefail
 OUT=${OUT:-/tmp/h200_out}; mkdir -p "$OUT"
@@ -129,4 +129,4 @@ for stage in $stages; do
   [ -f "$FUSED_RESULTS" ] && cp "$FUSED_RESULTS" "$OUT/timings_new.csv"
 done
 log "done"
-} 2>&1 | tee -a "$OUT/session.log"  # -a: a second invocation in one call adds to the log
+} 2>&1 | tee -a "$OUT/run.log"  # -a: a second invocation in one call adds to the log

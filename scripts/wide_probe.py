@@ -36,7 +36,7 @@ for name, shapes, defines in checks:
     print(shown[cols].to_string(index=False))
     ok &= passed
 if "--route-grid" in sys.argv:
-    rows = []
+    rows, bw = [], fj.copy_bandwidth("cuda")  # the copy rate once, not per shape
     for (ci, co) in [(160, 160), (192, 192), (256, 256), (128, 256), (256, 128), (384, 384), (512, 512)]:
         for B in (1, 16, 64):
             for T in (1000, 2048, 16384):
@@ -44,7 +44,8 @@ if "--route-grid" in sys.argv:
                     if B * T * max(ci, co) > 64 * 2048 * 512:
                         continue
                     shape = dict(B=B, C_in=ci, C_out=co, T=T, K=K, dilation=d, bias=True)
-                    t = fj.bench(["wgmma_wide"], shape=shape, baselines=("eager", "general"), reps=50)
+                    t = fj.bench(["wgmma_wide"], shape=shape, baselines=("eager", "general"), reps=50,
+                                 copy_bw=bw)
                     t = t.set_index("variant")
                     rows.append(dict(shape, wide_us=t.median_us["wgmma_wide"], general_us=t.median_us["general"],
                                      eager_us=t.median_us["eager"],
