@@ -253,11 +253,12 @@ class ModelNew(Model):
     The forward follows ModelNew's rule (above): the fused kernel for the input's dtype and the TF32 switch,
     the general path where no fused kernel runs the shape, PyTorch where PyTorch is faster; `route(x)` says
     which. `variant` forces one route (a variant name, GENERAL or EAGER), for A/B timing. Under autocast it
-    computes in the autocast dtype, as eager's conv does. It trains: one C++ autograd node whose backward
-    recomputes the activations from x, runs PyTorch's backward of the 1x1 conv and, by default
-    (`backward="dw_kernel"`), SiLU's and the depthwise's backward as one kernel (kernels/dw_silu_backward.cu,
-    float32 on CUDA; gradients within float32 summation order of eager's); `backward="eager"` runs PyTorch's
-    ops throughout. It is a torch.library operator (fused_jit::dwsep_conv1d), so
+    computes in the autocast dtype, as eager's conv does. It trains: one C++ autograd node that saves x, not the
+    activations. By default (`backward="dw_kernel"`, float32 on CUDA) its backward is cuDNN's data gradient of
+    the 1x1 conv, one kernel for the rest but the 1x1 conv's weight gradient (kernels/dw_silu_backward.cu: the
+    activations recomputed, dx, the depthwise's gradients, the 1x1 conv's bias gradient), then cuDNN's weight
+    gradient; gradients within float32 summation order of eager's. `backward="eager"` runs PyTorch's ops
+    throughout (the activations recomputed from x). It is a torch.library operator (fused_jit::dwsep_conv1d), so
     torch.compile(fullgraph=True) and torch.export take it whole.
     """
 

@@ -1,28 +1,29 @@
-// dw_silu_backward.cu: the depthwise + SiLU half of the backward in one kernel (contract: dw_backward_args.h),
-// and the activations' recompute the backward of the 1x1 conv needs. Rung 2 of the backward ladder.
-// Eager runs this half as four kernels over HBM: the forward's depthwise and SiLU again (v, act), silu_backward
-// (gv), then the depthwise's convolution_backward (dx, and a weight-gradient kernel that reduces over B*T).
-// Here one block owns a (b, c) row and a tile of kTile = 2048 time steps: it stages x (with a (K-1)*dilation
-// halo each side) and ga in shared memory, recomputes v, forms gv in shared memory (with the halo the transposed
-// depthwise needs), writes dx, and reduces gv*x and gv into K+1 partial sums. Bytes: read x and ga once, write
-// dx once (plus the halo re-reads, L2 hits). dw_silu_forward recomputes act = silu(dw(x)) for the 1x1 conv's
-// backward with the general path's kernel (row_window.cuh), eager's bits, instead of PyTorch's depthwise + SiLU.
-// The 1x1 conv's backward (dact = W_pw^T dy, dW_pw = dy act^T) stays with PyTorch: fusing it is the next rung.
+// dw_silu_backward.cu: the depthwise + SiLU half of the backward in one kernel (contract: dw_backward_args.h).
+// Rung 3 of the backward ladder.
+// Eager runs this half as five kernels over HBM: the forward's depthwise and SiLU again (v, act), silu_backward
+// (gv), then the depthwise's convolution_backward (dx, and a weight-gradient kernel that reduces over B*T); and
+// the 1x1 conv's bias gradient as one more reduction over dy. Here one block owns a (b, c) row and a tile of
+// kTile = 1024 time steps: it stages x (with a (K-1)*dilation halo each side) and ga in shared memory,
+// recomputes v, writes act (the 1x1 conv's weight gradient reads it: the recompute kernel of rung 2 is gone),
+// forms gv in shared memory (with the halo the transposed depthwise needs), writes dx, and reduces gv*x and gv
+// into K+1 partial sums. Blocks past the B*C rows sum rows of dy for the 1x1 conv's bias. dw_backward_finish
+// sums the partials. Bytes at the headline: read x, ga, dy, write dx, act: 84 MB.
 //
-// What changed from rung 1 (the first form of this file, git history): its windows were staged with one load in
-// flight per thread (each element waited a full memory latency: latency-bound, several times its prediction at
-// the headline), the K+1 weight-gradient sums each ended in a block reduction with two barriers, and the
-// activations were recomputed by PyTorch's depthwise kernel (the profile's largest single item). Now: 9 loads in
-// flight per thread for x and ga each, together (row_window.cuh's RwBatch), one barrier for all K+1 sums
-// (per-warp partials, summed in a fixed order).
-// Prediction: memory-bound, x + ga read, dx written = 50 MB at the headline: ~12-15 us at the copy rate, and
-// the recompute ~8 us (x read, act written: 33.6 MB).
-// Outcome: both several times slower than that (docs/results.md, docs/ladder.md); the next rung
-// is the fused one (ga = W_pw^T dy on tensor cores with this kernel as its epilogue).
-// Numerics: v as eager's depthwise (bias first, taps in order, fmaf), sigmoid = 1 / (1 + exp(-v)) and
-// gv = ga * s * (1 + v * (1 - s)) as aten's silu_backward: gv equals eager's bit for bit. dx and the weight
-// gradients sum in another order than cuDNN/aten: within float32 rounding of eager's, not bit-identical;
-// deterministic (no atomics; the partial sums are reduced in a fixed order).
+// What changed from rung 2 (git history): rung 2 ran at twice its byte time and left three jobs to other kernels.
+// Its instruction count was the suspect (a runtime tap loop re-reading the weights from shared memory, K+1 passes
+// over the tile for the weight-gradient sums, 2048 outputs a block in two lockstep waves). Now: the taps are a
+// compile-time constant for K in {3, 4, 5, 7} (the weights in registers, loops unrolled; other K take the runtime
+// loops), the K+1 sums accumulate in one pass, 1024-step tiles (four waves at the headline, so that blocks drift
+// out of phase and loads overlap other blocks' arithmetic); the activations are written here instead of
+// recomputed by a second kernel (rung 2's recompute read x again), dy's row sums replace PyTorch's bias reduction,
+// and one small kernel finishes every reduction (rung 2: torch.sum plus copies).
+// Prediction: memory-bound at the headline, 84 MB at the copy rate, ~30 us, against rung 2's 43.4 + recompute
+// 18.4 + PyTorch's bias reduction 12.7 us (docs/results.md has what it measured).
+// Numerics: v as eager's depthwise (bias first, taps in order, fmaf), act = v / (1 + exp(-v)) as aten's SiLU,
+// sigmoid = 1 / (1 + exp(-v)) and gv = ga * s * (1 + v * (1 - s)) as aten's silu_backward: act and gv equal
+// eager's bit for bit. dx sums its taps in the order aten's depthwise backward does; the weight gradients and
+// db_pw sum in another order than cuDNN/aten: within float32 rounding of eager's. Deterministic (no atomics;
+// fixed-order sums).
 // Limits: float32 only (16-bit training keeps eager's backward ops); padding <= (K-1)*dilation <= 1024 (else
 // eager's ops).
 #include <cuda_runtime.h>
@@ -33,7 +34,8 @@
 
 namespace dwbw {
 
-constexpr int kThreads = 256, kPer = 8, kTile = kThreads * kPer, kMaxHalo = 1024, kWarps = kThreads / 32;
+constexpr int kThreads = 256, kPer = 4, kTile = kThreads * kPer, kMaxHalo = 1024, kWarps = kThreads / 32;
+constexpr int kFinishThreads = 128;
 
 // shared memory: the K weights, x over [t0 - halo, t0 + kTile + halo) (zero outside [0, T)), gv over
 // [t_lo, t_lo + kTile + halo) with t_lo = t0 + padding - halo (zero outside [0, T_out)), then kWarps x (K + 1)
@@ -42,9 +44,46 @@ inline size_t smem_bytes(int K, int halo) {
   return (static_cast<size_t>(K) + 2 * kTile + 3 * static_cast<size_t>(halo) + kWarps * (K + 1)) * sizeof(float);
 }
 
+__device__ __forceinline__ float warp_sum(float s) {
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+  return s;
+}
+
+// A block past the B*C rows: the sum of one dy row (b, o) over the tile, for db_pw.
+__device__ void gy_row_sum(const DwBackwardArgs& a, int64_t row, int64_t tile, float* red) {
+  const int tid = threadIdx.x;
+  const int64_t t0 = tile * kTile;
+  const float* g = a.gy + row * a.T_out;
+  float v[kPer];
+#pragma unroll
+  for (int r = 0; r < kPer; ++r) {
+    const int64_t t = t0 + r * kThreads + tid;
+    v[r] = t < a.T_out ? __ldg(g + t) : 0.0f;
+  }
+  float s = 0.0f;
+#pragma unroll
+  for (int r = 0; r < kPer; ++r) s += v[r];
+  s = warp_sum(s);
+  if ((tid & 31) == 0) red[tid >> 5] = s;
+  __syncthreads();
+  if (tid == 0) {
+    float t = 0.0f;
+    for (int w = 0; w < kWarps; ++w) t += red[w];
+    const int64_t b = row / a.C_out, o = row % a.C_out;
+    a.partial_pw[o * (gridDim.y * a.B) + tile * a.B + b] = t;
+  }
+}
+
+// KT: the number of taps as a compile-time constant, or 0 for a runtime K (a.K).
+template <int KT>
 __global__ void __launch_bounds__(kThreads) dw_silu_backward_kernel(DwBackwardArgs a) {
   extern __shared__ float smem[];
-  const int K = a.K, d = a.dilation, p = a.padding, halo = (K - 1) * d;
+  const int64_t tile = blockIdx.y, t0 = tile * kTile;
+  if (static_cast<int64_t>(blockIdx.x) >= a.B * a.C) {
+    gy_row_sum(a, blockIdx.x - a.B * a.C, tile, smem);
+    return;
+  }
+  const int K = KT > 0 ? KT : a.K, d = a.dilation, p = a.padding, halo = (K - 1) * d;
   float* ws = smem;
   float* xs = ws + K;
   float* gv_s = xs + kTile + 2 * halo;
@@ -52,7 +91,6 @@ __global__ void __launch_bounds__(kThreads) dw_silu_backward_kernel(DwBackwardAr
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t row = blockIdx.x;  // b * C + c
   const int64_t b = row / a.C, c = row % a.C;
-  const int64_t tile = blockIdx.y, t0 = tile * kTile;
   const int64_t t_lo = t0 + p - halo;
   for (int k = tid; k < K; k += kThreads) ws[k] = a.w_dw[c * K + k];
   // x and ga windows in one batch of loads (2 x (kPer + 1) in flight per thread): one memory latency per block
@@ -66,50 +104,114 @@ __global__ void __launch_bounds__(kThreads) dw_silu_backward_kernel(DwBackwardAr
   }
   const float bias = a.b_dw ? a.b_dw[c] : 0.0f;
   __syncthreads();
-  // gv[t] for t = t_lo + i, in place over the staged ga: v from x[t - p + k*d], whose xs index is i + k*d
+  float wr[KT > 0 ? KT : 1];  // the taps in registers where K is a compile-time constant
+  if constexpr (KT > 0) {
+#pragma unroll
+    for (int k = 0; k < KT; ++k) wr[k] = ws[k];
+  }
+  auto w = [&](int k) -> float {
+    if constexpr (KT > 0) return wr[k]; else return ws[k];
+  };
+  // gv[t] for t = t_lo + i, in place over the staged ga: v from x[t - p + k*d], whose xs index is i + k*d;
+  // act[t] for the t this tile owns, [t0, t0 + kTile): i in [halo - p, halo - p + kTile)
+  float* actr = a.act ? a.act + row * a.T_out : nullptr;
   for (int i = tid; i < kTile + halo; i += kThreads) {
     const int64_t t = t_lo + i;
     float g = 0.0f;
     if (t >= 0 && t < a.T_out) {
-      const float v = rw::rw_depthwise(ws, xs, i, K, d, bias);
-      const float s = 1.0f / (1.0f + expf(-v));
+      float v = bias;
+#pragma unroll
+      for (int k = 0; k < K; ++k) v = fmaf(w(k), xs[i + k * d], v);
+      const float e = expf(-v);
+      const float s = 1.0f / (1.0f + e);
       g = gv_s[i] * s * (1.0f + v * (1.0f - s));
+      if (actr && t >= t0 && t < t0 + kTile) actr[t] = v / (1.0f + e);
     }
     gv_s[i] = g;
   }
   __syncthreads();
   // dx[t'] = sum_k w[k] * gv[t' + p - k*d]: gv_s index (t' - t0) + halo - k*d
-  float* dxr = a.dx + row * a.T + t0;
+  if (a.dx) {
+    float* dxr = a.dx + row * a.T + t0;
 #pragma unroll
-  for (int r = 0; r < kPer; ++r) {
-    const int i = r * kThreads + tid;
-    if (t0 + i < a.T) {
-      float acc = 0.0f;
-      for (int k = 0; k < K; ++k) acc = fmaf(ws[k], gv_s[i + halo - k * d], acc);
-      dxr[i] = acc;
+    for (int r = 0; r < kPer; ++r) {
+      const int i = r * kThreads + tid;
+      if (t0 + i < a.T) {
+        float acc = 0.0f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) acc = fmaf(w(k), gv_s[i + halo - k * d], acc);
+        dxr[i] = acc;
+      }
     }
   }
   // partial sums over the gv this tile owns, t in [t0, t0 + kTile): gv_s index i + halo - p, and
   // x[t - p + k*d] at xs index i + halo - p + k*d. Per-warp sums, then one barrier, then a fixed-order sum.
-  for (int k = 0; k <= K; ++k) {
-    float sum = 0.0f;
+  if constexpr (KT > 0) {
+    float sums[KT + 1];
+#pragma unroll
+    for (int k = 0; k <= KT; ++k) sums[k] = 0.0f;
 #pragma unroll
     for (int r = 0; r < kPer; ++r) {
       const int i = r * kThreads + tid;
       if (t0 + i < a.T_out) {
         const float g = gv_s[i + halo - p];
-        sum = k == K ? sum + g : fmaf(g, xs[i + halo - p + k * d], sum);
+#pragma unroll
+        for (int k = 0; k < KT; ++k) sums[k] = fmaf(g, xs[i + halo - p + k * d], sums[k]);
+        sums[KT] += g;
       }
     }
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if (lane == 0) red[warp * (K + 1) + k] = sum;
+#pragma unroll
+    for (int k = 0; k <= KT; ++k) {
+      const float s = warp_sum(sums[k]);
+      if (lane == 0) red[warp * (K + 1) + k] = s;
+    }
+  } else {
+    for (int k = 0; k <= K; ++k) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int r = 0; r < kPer; ++r) {
+        const int i = r * kThreads + tid;
+        if (t0 + i < a.T_out) {
+          const float g = gv_s[i + halo - p];
+          sum = k == K ? sum + g : fmaf(g, xs[i + halo - p + k * d], sum);
+        }
+      }
+      sum = warp_sum(sum);
+      if (lane == 0) red[warp * (K + 1) + k] = sum;
+    }
   }
   __syncthreads();
-  float* out = a.partial + ((tile * a.B + b) * a.C + c) * (K + 1);
+  const int64_t n = static_cast<int64_t>(gridDim.y) * a.B;
   for (int k = tid; k <= K; k += kThreads) {
     float s = 0.0f;
     for (int wi = 0; wi < kWarps; ++wi) s += red[wi * (K + 1) + k];
-    out[k] = s;
+    a.partial[(c * (K + 1) + k) * n + tile * a.B + b] = s;
+  }
+}
+
+// One block per output (C * (K + 1) weight-gradient sums, then C_out bias sums of dy): its n partials summed
+// strided by thread, then across the block in a fixed order.
+__global__ void __launch_bounds__(kFinishThreads) dw_backward_finish_kernel(const float* __restrict__ partial,
+                                                                         const float* __restrict__ partial_pw,
+                                                                         int64_t n, int64_t C, int K, float* dw_dw,
+                                                                         float* db_dw, float* db_pw) {
+  __shared__ float red[kFinishThreads / 32];
+  const int64_t out = blockIdx.x, dw_outs = C * (K + 1);
+  const float* src = out < dw_outs ? partial + out * n : partial_pw + (out - dw_outs) * n;
+  float s = 0.0f;
+  for (int64_t j = threadIdx.x; j < n; j += kFinishThreads) s += src[j];
+  s = warp_sum(s);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  float t = 0.0f;
+  for (int w = 0; w < kFinishThreads / 32; ++w) t += red[w];
+  if (out >= dw_outs) {
+    db_pw[out - dw_outs] = t;
+  } else if (out % (K + 1) < K) {
+    dw_dw[(out / (K + 1)) * K + out % (K + 1)] = t;
+  } else if (db_dw) {
+    db_dw[out / (K + 1)] = t;
   }
 }
 
@@ -125,12 +227,27 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   if (halo > dwbw::kMaxHalo)
     throw std::runtime_error("dw_silu_backward: (K-1)*dilation = " + std::to_string(halo) + " exceeds " +
                              std::to_string(dwbw::kMaxHalo));
-  const int64_t tiles = dw_backward_tiles(a);
-  if (a.B * a.C > 0x7fffffff || tiles > 65535)
+  const int64_t tiles = dw_backward_tiles(a), rows = a.B * (a.C + (a.gy ? a.C_out : 0));
+  if (rows > 0x7fffffff || tiles > 65535)
     throw std::runtime_error("dw_silu_backward: shape exceeds the launch grid");
   const size_t smem = dwbw::smem_bytes(a.K, static_cast<int>(halo));
-  const dim3 grid(static_cast<unsigned>(a.B * a.C), static_cast<unsigned>(tiles));
-  dwbw::dw_silu_backward_kernel<<<grid, dwbw::kThreads, smem, static_cast<cudaStream_t>(stream)>>>(a);
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(tiles));
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (a.K) {
+    case 3: dwbw::dw_silu_backward_kernel<3><<<grid, dwbw::kThreads, smem, s>>>(a); break;
+    case 4: dwbw::dw_silu_backward_kernel<4><<<grid, dwbw::kThreads, smem, s>>>(a); break;
+    case 5: dwbw::dw_silu_backward_kernel<5><<<grid, dwbw::kThreads, smem, s>>>(a); break;
+    case 7: dwbw::dw_silu_backward_kernel<7><<<grid, dwbw::kThreads, smem, s>>>(a); break;
+    default: dwbw::dw_silu_backward_kernel<0><<<grid, dwbw::kThreads, smem, s>>>(a); break;
+  }
+}
+
+void dw_backward_finish(const DwBackwardArgs& a, float* dw_dw, float* db_dw, float* db_pw, void* stream) {
+  const int64_t outs = a.C * (a.K + 1) + (a.gy ? a.C_out : 0);
+  if (outs > 0x7fffffff) throw std::runtime_error("dw_backward_finish: shape exceeds the launch grid");
+  dwbw::dw_backward_finish_kernel<<<static_cast<unsigned>(outs), dwbw::kFinishThreads, 0,
+                                    static_cast<cudaStream_t>(stream)>>>(
+      a.partial, a.partial_pw, dw_backward_tiles(a) * a.B, a.C, a.K, dw_dw, db_dw, db_pw);
 }
 
 void dw_silu_forward(const DwBackwardArgs& a, float* act, void* stream) {

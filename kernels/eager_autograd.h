@@ -11,10 +11,12 @@
 // are eager's, bit for bit, under the same TF32 switch.
 //
 // Builds that define DWSEP_BACKWARD_KERNEL (every CUDA variant and the general path) link dw_silu_backward.cu:
-// there, for float32 CUDA input, backward mode 1 replaces eager's silu_backward and depthwise
-// convolution_backward by that one kernel (rung 1 of the backward ladder; ModelNew's default since the
-// 2026-12-01 runs at 4f353fc: faster than mode 0 at 3 of 4 shapes, gradients within float32 summation order of
-// eager's, sanitizer-clean); mode 0 keeps eager's ops throughout (and is what the exported file runs).
+// there, for float32 CUDA input, backward mode 1 (ModelNew's default) runs cuDNN's data gradient of the 1x1 conv
+// (ga, eager's call), then that kernel for dx, the activations, the depthwise's weight and bias gradients and the
+// 1x1 conv's bias gradient (rung 3 of the backward ladder), then cuDNN's weight gradient of the 1x1 conv from the
+// kernel's activations: no separate recompute, silu_backward, depthwise backward or bias reductions. Gradients
+// within float32 summation order of eager's (dx and dW_pw bit for bit where cuDNN picks the same algorithms).
+// Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
 
@@ -44,35 +46,61 @@ inline bool dw_kernel_runs(const at::Tensor& x, const at::Tensor& ga, const at::
 #endif
 }
 
-// (dx, dW_dw, db_dw) from ga = dL/d act by dw_silu_backward.cu (see dw_kernel_runs).
-inline std::array<at::Tensor, 3> dw_kernel_backward(const at::Tensor& ga, const at::Tensor& x, const at::Tensor& w_dw,
-                                                     const at::Tensor& b_dw, int64_t dilation, int64_t padding) {
+// What dw_silu_backward.cu returns: each entry undefined where it was not asked for.
+struct DwKernelGrads {
+  at::Tensor dx, dw_dw, db_dw, act, db_pw;
+};
+
+// From ga = dL/d act by dw_silu_backward.cu (see dw_kernel_runs): dx (want_dx), act (want_act: the 1x1 conv's
+// weight gradient reads it), dW_dw and db_dw (where b_dw is defined), db_pw = sum of gy over (B, T) (where gy is
+// defined). Two launches: the kernel, then the fixed-order sums of its partials.
+inline DwKernelGrads dw_kernel_backward(const at::Tensor& ga, const at::Tensor& gy, const at::Tensor& x,
+                                        const at::Tensor& w_dw, const at::Tensor& b_dw, int64_t dilation,
+                                        int64_t padding, bool want_dx, bool want_act) {
 #ifdef DWSEP_BACKWARD_KERNEL
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor xc = x.contiguous(), gc = ga.contiguous(), w = w_dw.contiguous();
   const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
+  const at::Tensor gyc = gy.defined() ? gy.contiguous() : at::Tensor();
   DwBackwardArgs a{};
   a.x = xc.data_ptr<float>();
   a.ga = gc.data_ptr<float>();
+  a.gy = gyc.defined() ? gyc.data_ptr<float>() : nullptr;
   a.w_dw = w.data_ptr<float>();
   a.b_dw = bc.defined() ? bc.data_ptr<float>() : nullptr;
   a.B = xc.size(0); a.C = xc.size(1); a.T = xc.size(2); a.T_out = gc.size(2);
+  a.C_out = gyc.defined() ? gyc.size(1) : 0;
   a.K = static_cast<int>(w.size(2)); a.dilation = static_cast<int>(dilation); a.padding = static_cast<int>(padding);
-  at::Tensor dx = at::empty_like(xc);
-  at::Tensor partial = at::empty({dw_backward_tiles(a), a.B, a.C, a.K + 1}, xc.options());
-  a.dx = dx.data_ptr<float>();
+  DwKernelGrads g;
+  if (want_dx) g.dx = at::empty_like(xc);
+  if (want_act) g.act = at::empty_like(gc);
+  const int64_t n = dw_backward_tiles(a) * a.B;
+  at::Tensor partial = at::empty({a.C * (a.K + 1), n}, xc.options());
+  at::Tensor partial_pw = at::empty({a.C_out, n}, xc.options());
+  g.dw_dw = at::empty(w_dw.sizes(), xc.options());
+  if (bc.defined()) g.db_dw = at::empty({a.C}, xc.options());
+  if (gyc.defined()) g.db_pw = at::empty({a.C_out}, xc.options());
+  a.dx = want_dx ? g.dx.data_ptr<float>() : nullptr;
+  a.act = want_act ? g.act.data_ptr<float>() : nullptr;
   a.partial = partial.data_ptr<float>();
-  if (dx.numel() > 0) {
-    dw_silu_backward(a, c10::cuda::getCurrentCUDAStream().stream());
-    const cudaError_t err = cudaGetLastError();
-    TORCH_CHECK(err == cudaSuccess, "dw_silu_backward: kernel launch failed: ", cudaGetErrorString(err));
+  a.partial_pw = partial_pw.data_ptr<float>();
+  if (n == 0 || a.C == 0) {  // empty input: the sums are zero, dx and act empty
+    g.dw_dw.zero_();
+    if (g.db_dw.defined()) g.db_dw.zero_();
+    if (g.db_pw.defined()) g.db_pw.zero_();
+    return g;
   }
-  const int64_t tile_and_batch[2] = {0, 1};  // an explicit IntArrayRef: sum({0, 1}) is ambiguous for some g++
-  const at::Tensor sums = partial.sum(at::IntArrayRef(tile_and_batch, 2));  // (C, K + 1): deterministic
-  return {dx, sums.narrow(1, 0, a.K).reshape(w_dw.sizes()).contiguous(),
-          b_dw.defined() ? sums.select(1, a.K).contiguous() : at::Tensor()};
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  dw_silu_backward(a, stream);
+  cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "dw_silu_backward: kernel launch failed: ", cudaGetErrorString(err));
+  dw_backward_finish(a, g.dw_dw.data_ptr<float>(), g.db_dw.defined() ? g.db_dw.data_ptr<float>() : nullptr,
+                     g.db_pw.defined() ? g.db_pw.data_ptr<float>() : nullptr, stream);
+  err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "dw_backward_finish: kernel launch failed: ", cudaGetErrorString(err));
+  return g;
 #else
-  (void)ga; (void)x; (void)w_dw; (void)b_dw; (void)dilation; (void)padding;
+  (void)ga; (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)dilation; (void)padding; (void)want_dx; (void)want_act;
   TORCH_CHECK(false, "dw_silu_backward is not built into this extension");
   return {};
 #endif
@@ -112,8 +140,31 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
                                                 const at::Tensor& b_pw, int64_t dilation, int64_t padding,
                                                 std::array<bool, 5> need, int64_t mode = 0) {
   const int64_t c = x.size(1);
-  // mode 1 where the kernels run: act recomputed by dw_silu_forward (v is recomputed inside the backward kernel)
+  const bool need_act = need[0] || need[1] || need[2];
+  const std::vector<int64_t> pw_bias{w_pw.size(0)}, dw_bias{c};
   const bool kernel = mode == 1 && dw_kernel_runs(x, gy, w_dw, b_dw, dilation, padding);
+  std::array<at::Tensor, 5> g{};
+  if (kernel && need_act) {
+    // mode 1, the depthwise half needed: ga by cuDNN's data gradient of the 1x1 conv (eager's call, its bits; the
+    // input is only a shape there), then dw_silu_backward.cu for dx, act, dW_dw, db_dw and db_pw, then the 1x1
+    // conv's weight gradient from that act
+    const at::Tensor shape_only = at::empty({x.size(0), c, gy.size(2)}, x.options());
+    const at::Tensor ga = std::get<0>(at::convolution_backward(gy, shape_only, w_pw, at::OptionalIntArrayRef(), {1},
+                                                               {0}, {1}, false, {0}, 1, {true, false, false}));
+    const bool db_pw = need[4] && b_pw.defined();
+    DwKernelGrads d = dw_kernel_backward(ga, db_pw ? gy : at::Tensor(), x, w_dw, b_dw, dilation, padding, need[0],
+                                         need[3]);
+    if (need[0]) g[0] = d.dx;
+    if (need[1]) g[1] = d.dw_dw;
+    if (need[2]) g[2] = d.db_dw;
+    if (need[3])
+      g[3] = std::get<1>(at::convolution_backward(gy, d.act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false,
+                                                  {0}, 1, {false, true, false}));
+    if (db_pw) g[4] = d.db_pw;
+    return g;
+  }
+  // eager's order: the activations recomputed (mode 1 where the kernels run: by dw_silu_forward, eager's bits),
+  // the 1x1 conv's backward, then silu_backward and the depthwise's convolution_backward
   at::Tensor v, a;
   if (kernel) {
     a = dw_kernel_act(x, w_dw, b_dw, dilation, padding);
@@ -121,18 +172,11 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     v = at::convolution(x, w_dw, b_dw, {1}, {padding}, {dilation}, false, {0}, c);
     a = at::silu(v);
   }
-  const bool need_act = need[0] || need[1] || need[2];
-  const std::vector<int64_t> pw_bias{w_pw.size(0)}, dw_bias{c};
-  at::Tensor ga, gw_pw, gb_pw;
-  std::tie(ga, gw_pw, gb_pw) = at::convolution_backward(
+  at::Tensor ga;
+  std::tie(ga, g[3], g[4]) = at::convolution_backward(
       gy, a, w_pw, b_pw.defined() ? at::OptionalIntArrayRef(pw_bias) : at::OptionalIntArrayRef(), {1}, {0}, {1},
       false, {0}, 1, {need_act, need[3], need[4] && b_pw.defined()});
-  std::array<at::Tensor, 5> g{at::Tensor(), at::Tensor(), at::Tensor(), gw_pw, gb_pw};
-  if (need_act && kernel) {
-    const auto d = dw_kernel_backward(ga, x, w_dw, b_dw, dilation, padding);
-    for (int i = 0; i < 3; ++i)
-      if (need[i]) g[i] = d[i];
-  } else if (need_act) {
+  if (need_act) {
     std::tie(g[0], g[1], g[2]) = at::convolution_backward(
         at::silu_backward(ga, v), x, w_dw, b_dw.defined() ? at::OptionalIntArrayRef(dw_bias) : at::OptionalIntArrayRef(),
         {1}, {padding}, {dilation}, false, {0}, c, {need[0], need[1], need[2] && b_dw.defined()});

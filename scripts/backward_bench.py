@@ -1,7 +1,8 @@
 """The backward, checked and timed: ModelNew's gradients (backward "dw_kernel": kernels/dw_silu_backward.cu for
 SiLU + depthwise, and backward "eager": PyTorch's ops) against float64 and against eager's gradients under the same
 TF32 switch, over a few shapes; then, at each shape, in one run with bench's timer (CUDA events, L2 flushed,
-median of --reps): forward+backward and backward alone of eager Model and of ModelNew in both backward modes,
+median of --reps): forward+backward (as a training step runs it: gradients set to None first, then
+forward and loss.backward()) and backward alone of eager Model and of ModelNew in both backward modes,
 and the backward's byte floor (read x and dy, write dx, at the copy rate measured in the same run).
 Rows go to the results log (kind 'backward'); the printed table is the run's record.
     python scripts/backward_bench.py [--reps 100]"""
@@ -56,9 +57,12 @@ def main() -> int:
         xs = x.detach().clone().requires_grad_(True)
 
         def fwd_bwd(m):
-            def run():
-                y = m(xs)
-                y.backward(gy)
+            params = [xs, *m.parameters()]
+
+            def run():  # a training step's forward and backward: zero_grad() (set_to_none, PyTorch's default) first,
+                for t in params:  # so that no gradient is accumulated into an earlier one (a 50 MB add for x)
+                    t.grad = None
+                m(xs).backward(gy)
             return run
 
         def bwd_only(m):

@@ -1,6 +1,6 @@
 """The tiling and halo index math of kernels/dw_silu_backward.cu, ported line for line to Python and checked against
 autograd in float64 on the CPU (the kernel itself needs a GPU: tests/test_gpu.py runs it). Small tiles (16 steps
-instead of the kernel's 2048) so that several tiles, halos that cross tile edges, even K (T_out = T - 1), K = 1
+instead of the kernel's 1024) so that several tiles, halos that cross tile edges, even K (T_out = T - 1), K = 1
 and T shorter than the span all occur. Edit both together."""
 import itertools
 
@@ -10,14 +10,18 @@ import torch
 TILE = 16
 
 
-def kernel_port(x, ga, w, b, d, p):
-    """dw_silu_backward_kernel's loops: per (b, c, tile) block, the x window, gv with its halo, dx, K+1 partials."""
+def kernel_port(x, ga, gy, w, b, d, p):
+    """dw_silu_backward_kernel's loops: per (b, c, tile) block, the x window, gv with its halo, act, dx, K+1
+    partials; per (b, o, tile) block past the B*C rows, a row sum of gy; then dw_backward_finish's sums."""
     B, C, T = x.shape
-    T_out, K = ga.shape[2], w.shape[1]
+    T_out, K, C_out = ga.shape[2], w.shape[1], gy.shape[1]
     halo = (K - 1) * d
     tiles = (max(T, T_out) + TILE - 1) // TILE
+    n = tiles * B
     dx = torch.full_like(x, float("nan"))  # every element must be written
-    part = torch.zeros(tiles, B, C, K + 1, dtype=x.dtype)
+    act = torch.full_like(ga, float("nan"))
+    part = torch.full((C * (K + 1), n), float("nan"), dtype=x.dtype)
+    part_pw = torch.full((C_out, n), float("nan"), dtype=x.dtype)
     for bb, c, tile in itertools.product(range(B), range(C), range(tiles)):
         t0 = tile * TILE
         x0 = t0 - halo
@@ -30,8 +34,11 @@ def kernel_port(x, ga, w, b, d, p):
                 v = b[c] if b is not None else 0.0
                 for k in range(K):
                     v = v + w[c, k] * xs[i + k * d]
-                s = 1 / (1 + torch.exp(-v))
+                e = torch.exp(-v)
+                s = 1 / (1 + e)
                 g = ga[bb, c, t] * s * (1 + v * (1 - s))
+                if t0 <= t < t0 + TILE:
+                    act[bb, c, t] = v / (1 + e)
             gv.append(g)
         for i in range(TILE):
             if t0 + i >= T:
@@ -44,9 +51,12 @@ def kernel_port(x, ga, w, b, d, p):
                     break
                 g = gv[i + halo - p]
                 acc = acc + g if k == K else acc + g * xs[i + halo - p + k * d]
-            part[tile, bb, c, k] = acc
-    sums = part.sum((0, 1))
-    return dx, sums[:, :K], sums[:, K]
+            part[c * (K + 1) + k, tile * B + bb] = acc
+    for bb, o, tile in itertools.product(range(B), range(C_out), range(tiles)):
+        t0 = tile * TILE
+        part_pw[o, tile * B + bb] = gy[bb, o, t0:min(t0 + TILE, T_out)].sum()
+    sums = part.sum(1).reshape(C, K + 1)
+    return dx, act, sums[:, :K], sums[:, K], part_pw.sum(1)
 
 
 @pytest.mark.parametrize("B,C,T,K,d,bias", [(2, 3, 37, 5, 2, True), (1, 2, 5, 7, 3, True), (1, 2, 40, 4, 3, False),
@@ -58,9 +68,13 @@ def test_backward_kernel_index_math_equals_autograd(B, C, T, K, d, bias):
     x = torch.randn(B, C, T, dtype=torch.float64, requires_grad=True)
     act = torch.nn.functional.silu(dw(x))
     ga = torch.randn_like(act)
+    gy = torch.randn(B, C + 1, act.shape[2], dtype=torch.float64)  # C_out != C
     want = torch.autograd.grad(act, [x, dw.weight] + ([dw.bias] if bias else []), ga)
-    dx, dW, db = kernel_port(x.detach(), ga, dw.weight.detach()[:, 0], dw.bias.detach() if bias else None, d, p)
+    dx, a, dW, db, db_pw = kernel_port(x.detach(), ga, gy, dw.weight.detach()[:, 0],
+                                       dw.bias.detach() if bias else None, d, p)
     torch.testing.assert_close(dx, want[0], rtol=0, atol=1e-12)
+    torch.testing.assert_close(a, act.detach(), rtol=0, atol=1e-12)
     torch.testing.assert_close(dW, want[1][:, 0], rtol=0, atol=1e-12)
+    torch.testing.assert_close(db_pw, gy.sum((0, 2)), rtol=0, atol=1e-12)
     if bias:
         torch.testing.assert_close(db, want[2], rtol=0, atol=1e-12)

@@ -207,6 +207,48 @@ def test_modelnew_trains_with_eagers_gradients_on_gpu(shape, backward):
             assert torch.equal(p.grad, q.grad), (name, fj.max_diff(p.grad, q.grad))
 
 
+def _poison_allocator(*numels):
+    """Fill the caching allocator's free blocks with NaN: blocks of these sizes, filled and freed, are what the
+    next allocations of the same sizes (the backward's outputs, made with at::empty) reuse."""
+    junk = [torch.full((n,), float("nan"), device="cuda") for n in numels for _ in range(2)]
+    torch.cuda.synchronize()
+    del junk
+
+
+@pytest.mark.parametrize("wants", ["all", "x_only", "pw_only", "dw_only"])
+@pytest.mark.parametrize("shape", [dict(B=3, C_in=24, C_out=40, T=1500, K=5, dilation=2, bias=True),
+                                   dict(B=2, C_in=16, C_out=8, T=2100, K=9, dilation=4, bias=False)],
+                         ids=["K5_C_out_wider", "K9_runtime_taps"])
+def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants):
+    """The backward kernel (dw_silu_backward.cu) into NaN-poisoned memory: every gradient asked for arrives,
+    finite and within float32 summation order of eager's; one not asked for stays None. Frozen parts take the
+    kernel's other paths (no dx, no activations written, or the activations recomputed alone)."""
+    model, x = fj.make_case(shape, torch.float32, "cuda", seed=11)
+    new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"]).cuda()
+    new.load_state_dict(model.state_dict())
+    grad_x = wants in ("all", "x_only")
+    train = {"all": ("dw", "pw"), "x_only": (), "pw_only": ("pw",), "dw_only": ("dw",)}[wants]
+    for m in (model, new):
+        for n, p in m.named_parameters():
+            p.requires_grad_(n.split(".")[0] in train)
+    xr, xn = x.clone().requires_grad_(grad_x), x.clone().requires_grad_(grad_x)
+    g = torch.randn_like(model(x))
+    (model(xr) * g).sum().backward()
+    with _quiet():
+        y = new(xn)
+    numels = {x.numel(), g.numel(), x.shape[0] * shape["C_in"] * g.shape[2]}
+    _poison_allocator(*numels)
+    fj.smem_poisoner().poison_smem()
+    (y * g).sum().backward()
+    for name, got, eager in [("x", xn.grad, xr.grad)] + [
+            (n, p.grad, q.grad) for (n, p), q in zip(new.named_parameters(), model.parameters())]:
+        if eager is None:
+            assert got is None, name
+            continue
+        assert got is not None and torch.isfinite(got).all(), name
+        assert fj.max_diff(got, eager) <= 1e-4 * float(eager.abs().max()), (name, fj.max_diff(got, eager))
+
+
 def test_operator_under_compile_cuda_graphs_and_autocast():
     """torch.compile(fullgraph=True) of a model holding ModelNew, a CUDA graph capture + replay, and autocast to
     bfloat16 (eager's conv returns bfloat16 there; so does ModelNew)."""
