@@ -6,8 +6,9 @@
 // kTile = 1024 time steps: it stages x (with a (K-1)*dilation halo each side) and ga in shared memory,
 // recomputes v, writes act (the 1x1 conv's weight gradient reads it: the recompute kernel of rung 2 is gone),
 // forms gv in shared memory (with the halo the transposed depthwise needs), writes dx, and reduces gv*x and gv
-// into K+1 partial sums. Blocks past the B*C rows sum rows of dy for the 1x1 conv's bias. dw_backward_finish
-// sums the partials. Bytes at the headline: read x, ga, dy, write dx, act: 84 MB.
+// into K+1 partial sums; it also sums row b * C + c of dy (and every B*C-th row after it, where C_out > C) for
+// the 1x1 conv's bias, its loads in flight with x's and ga's. dw_backward_finish sums the partials.
+// Bytes at the headline: read x, ga, dy, write dx, act: 84 MB.
 //
 // What changed from rung 2 (git history): rung 2 ran at twice its byte time and left three jobs to other kernels.
 // Its instruction count was the suspect (a runtime tap loop re-reading the weights from shared memory, K+1 passes
@@ -39,9 +40,9 @@ constexpr int kFinishThreads = 128;
 
 // shared memory: the K weights, x over [t0 - halo, t0 + kTile + halo) (zero outside [0, T)), gv over
 // [t_lo, t_lo + kTile + halo) with t_lo = t0 + padding - halo (zero outside [0, T_out)), then kWarps x (K + 1)
-// per-warp partial sums.
+// per-warp partial sums and kWarps per-warp sums of a dy row.
 inline size_t smem_bytes(int K, int halo) {
-  return (static_cast<size_t>(K) + 2 * kTile + 3 * static_cast<size_t>(halo) + kWarps * (K + 1)) * sizeof(float);
+  return (static_cast<size_t>(K) + 2 * kTile + 3 * static_cast<size_t>(halo) + kWarps * (K + 2)) * sizeof(float);
 }
 
 __device__ __forceinline__ float warp_sum(float s) {
@@ -49,40 +50,29 @@ __device__ __forceinline__ float warp_sum(float s) {
   return s;
 }
 
-// A block past the B*C rows: the sum of one dy row (b, o) over the tile, for db_pw.
-__device__ void gy_row_sum(const DwBackwardArgs& a, int64_t row, int64_t tile, float* red) {
-  const int tid = threadIdx.x;
-  const int64_t t0 = tile * kTile;
-  const float* g = a.gy + row * a.T_out;
+// This thread's share of a dy row's sum over the tile [t0, t0 + kTile) (for db_pw), loads issued before use.
+struct GyShare {
   float v[kPer];
+  __device__ __forceinline__ void load(const float* __restrict__ g, int64_t t0, int64_t len) {
 #pragma unroll
-  for (int r = 0; r < kPer; ++r) {
-    const int64_t t = t0 + r * kThreads + tid;
-    v[r] = t < a.T_out ? __ldg(g + t) : 0.0f;
+    for (int r = 0; r < kPer; ++r) {
+      const int64_t t = t0 + r * kThreads + threadIdx.x;
+      v[r] = t < len ? __ldg(g + t) : 0.0f;
+    }
   }
-  float s = 0.0f;
+  __device__ __forceinline__ float sum() const {
+    float s = 0.0f;
 #pragma unroll
-  for (int r = 0; r < kPer; ++r) s += v[r];
-  s = warp_sum(s);
-  if ((tid & 31) == 0) red[tid >> 5] = s;
-  __syncthreads();
-  if (tid == 0) {
-    float t = 0.0f;
-    for (int w = 0; w < kWarps; ++w) t += red[w];
-    const int64_t b = row / a.C_out, o = row % a.C_out;
-    a.partial_pw[o * (gridDim.y * a.B) + tile * a.B + b] = t;
+    for (int r = 0; r < kPer; ++r) s += v[r];
+    return warp_sum(s);
   }
-}
+};
 
 // KT: the number of taps as a compile-time constant, or 0 for a runtime K (a.K).
 template <int KT>
-__global__ void __launch_bounds__(kThreads) dw_silu_backward_kernel(DwBackwardArgs a) {
+__global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwardArgs a) {
   extern __shared__ float smem[];
   const int64_t tile = blockIdx.y, t0 = tile * kTile;
-  if (static_cast<int64_t>(blockIdx.x) >= a.B * a.C) {
-    gy_row_sum(a, blockIdx.x - a.B * a.C, tile, smem);
-    return;
-  }
   const int K = KT > 0 ? KT : a.K, d = a.dilation, p = a.padding, halo = (K - 1) * d;
   float* ws = smem;
   float* xs = ws + K;
@@ -93,6 +83,10 @@ __global__ void __launch_bounds__(kThreads) dw_silu_backward_kernel(DwBackwardAr
   const int64_t b = row / a.C, c = row % a.C;
   const int64_t t_lo = t0 + p - halo;
   for (int k = tid; k < K; k += kThreads) ws[k] = a.w_dw[c * K + k];
+  // dy rows for db_pw: rows row, row + B*C, ... below B*C_out; the first one's loads fly with x's and ga's
+  const int64_t gy_rows = a.gy ? a.B * a.C_out : 0, n = static_cast<int64_t>(gridDim.y) * a.B;
+  GyShare gy;
+  if (row < gy_rows) gy.load(a.gy + row * a.T_out, t0, a.T_out);
   // x and ga windows in one batch of loads (2 x (kPer + 1) in flight per thread): one memory latency per block
   const int nx = kTile + 2 * halo, ng = kTile + halo;
   for (int base = 0; base < nx; base += kThreads * (kPer + 1)) {
@@ -180,12 +174,31 @@ __global__ void __launch_bounds__(kThreads) dw_silu_backward_kernel(DwBackwardAr
       if (lane == 0) red[warp * (K + 1) + k] = sum;
     }
   }
+  float* red_gy = red + kWarps * (K + 1);
+  if (row < gy_rows) {
+    const float s = gy.sum();
+    if (lane == 0) red_gy[warp] = s;
+  }
   __syncthreads();
-  const int64_t n = static_cast<int64_t>(gridDim.y) * a.B;
   for (int k = tid; k <= K; k += kThreads) {
     float s = 0.0f;
     for (int wi = 0; wi < kWarps; ++wi) s += red[wi * (K + 1) + k];
     a.partial[(c * (K + 1) + k) * n + tile * a.B + b] = s;
+  }
+  // dy row r = b' * C_out + o: partial_pw[o * n + tile * B + b']
+  auto write_gy = [&](int64_t r) {
+    float s = 0.0f;
+    for (int wi = 0; wi < kWarps; ++wi) s += red_gy[wi];
+    a.partial_pw[(r % a.C_out) * n + tile * a.B + r / a.C_out] = s;
+  };
+  if (row < gy_rows && tid == 0) write_gy(row);
+  for (int64_t r = row + a.B * a.C; r < gy_rows; r += a.B * a.C) {  // C_out > C: further rows, one at a time
+    __syncthreads();  // red_gy is read above
+    gy.load(a.gy + r * a.T_out, t0, a.T_out);
+    const float s = gy.sum();
+    if (lane == 0) red_gy[warp] = s;
+    __syncthreads();
+    if (tid == 0) write_gy(r);
   }
 }
 
@@ -227,7 +240,7 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   if (halo > dwbw::kMaxHalo)
     throw std::runtime_error("dw_silu_backward: (K-1)*dilation = " + std::to_string(halo) + " exceeds " +
                              std::to_string(dwbw::kMaxHalo));
-  const int64_t tiles = dw_backward_tiles(a), rows = a.B * (a.C + (a.gy ? a.C_out : 0));
+  const int64_t tiles = dw_backward_tiles(a), rows = a.B * a.C;
   if (rows > 0x7fffffff || tiles > 65535)
     throw std::runtime_error("dw_silu_backward: shape exceeds the launch grid");
   const size_t smem = dwbw::smem_bytes(a.K, static_cast<int>(halo));
