@@ -37,6 +37,7 @@ namespace dwbw {
 
 constexpr int kThreads = 256, kPer = 4, kTile = kThreads * kPer, kMaxHalo = 1024, kWarps = kThreads / 32;
 constexpr int kFinishThreads = 128;
+constexpr int64_t kMaxRow = 0x7fffffff - 2 * kTile;  // in-row indices are 32-bit
 
 // shared memory: the K weights, x over [t0 - halo, t0 + kTile + halo) (zero outside [0, T)), gv over
 // [t_lo, t_lo + kTile + halo) with t_lo = t0 + padding - halo (zero outside [0, T_out)), then kWarps x (K + 1)
@@ -53,10 +54,10 @@ __device__ __forceinline__ float warp_sum(float s) {
 // This thread's share of a dy row's sum over the tile [t0, t0 + kTile) (for db_pw), loads issued before use.
 struct GyShare {
   float v[kPer];
-  __device__ __forceinline__ void load(const float* __restrict__ g, int64_t t0, int64_t len) {
+  __device__ __forceinline__ void load(const float* __restrict__ g, int t0, int len) {
 #pragma unroll
     for (int r = 0; r < kPer; ++r) {
-      const int64_t t = t0 + r * kThreads + threadIdx.x;
+      const int t = t0 + r * kThreads + static_cast<int>(threadIdx.x);
       v[r] = t < len ? __ldg(g + t) : 0.0f;
     }
   }
@@ -68,11 +69,15 @@ struct GyShare {
   }
 };
 
+// Indices within a row are 32-bit (the host keeps T and T_out below 2^31 - 2 * kTile): rung 3's first form did
+// its in-row index math in 64 bits, and integer instructions outnumbered its floating-point ones five to one.
+__device__ __forceinline__ bool in_row(int t, int len) { return static_cast<unsigned>(t) < static_cast<unsigned>(len); }
+
 // KT: the number of taps as a compile-time constant, or 0 for a runtime K (a.K).
 template <int KT>
 __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwardArgs a) {
   extern __shared__ float smem[];
-  const int64_t tile = blockIdx.y, t0 = tile * kTile;
+  const int tile = blockIdx.y, t0 = tile * kTile, T = static_cast<int>(a.T), T_out = static_cast<int>(a.T_out);
   const int K = KT > 0 ? KT : a.K, d = a.dilation, p = a.padding, halo = (K - 1) * d;
   float* ws = smem;
   float* xs = ws + K;
@@ -81,20 +86,30 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t row = blockIdx.x;  // b * C + c
   const int64_t b = row / a.C, c = row % a.C;
-  const int64_t t_lo = t0 + p - halo;
+  const int t_lo = t0 + p - halo, x_lo = t0 - halo;
   for (int k = tid; k < K; k += kThreads) ws[k] = a.w_dw[c * K + k];
   // dy rows for db_pw: rows row, row + B*C, ... below B*C_out; the first one's loads fly with x's and ga's
   const int64_t gy_rows = a.gy ? a.B * a.C_out : 0, n = static_cast<int64_t>(gridDim.y) * a.B;
   GyShare gy;
-  if (row < gy_rows) gy.load(a.gy + row * a.T_out, t0, a.T_out);
+  if (row < gy_rows) gy.load(a.gy + row * a.T_out, t0, T_out);
   // x and ga windows in one batch of loads (2 x (kPer + 1) in flight per thread): one memory latency per block
+  const float* __restrict__ xr = a.x + row * a.T;
+  const float* __restrict__ gr = a.ga + row * a.T_out;
   const int nx = kTile + 2 * halo, ng = kTile + halo;
   for (int base = 0; base < nx; base += kThreads * (kPer + 1)) {
-    rw::RwBatch<kThreads, kPer + 1> bx, bg;
-    bx.load(a.x + row * a.T, t0 - halo, base, nx, a.T);
-    bg.load(a.ga + row * a.T_out, t_lo, base, ng, a.T_out);
-    bx.store(xs, base, nx);
-    bg.store(gv_s, base, ng);
+    float vx[kPer + 1], vg[kPer + 1];
+#pragma unroll
+    for (int r = 0; r < kPer + 1; ++r) {
+      const int i = base + r * kThreads + tid;
+      vx[r] = i < nx && in_row(x_lo + i, T) ? __ldg(xr + x_lo + i) : 0.0f;
+      vg[r] = i < ng && in_row(t_lo + i, T_out) ? __ldg(gr + t_lo + i) : 0.0f;
+    }
+#pragma unroll
+    for (int r = 0; r < kPer + 1; ++r) {
+      const int i = base + r * kThreads + tid;
+      if (i < nx) xs[i] = vx[r];
+      if (i < ng) gv_s[i] = vg[r];
+    }
   }
   const float bias = a.b_dw ? a.b_dw[c] : 0.0f;
   __syncthreads();
@@ -109,20 +124,23 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
   // gv[t] for t = t_lo + i, in place over the staged ga: v from x[t - p + k*d], whose xs index is i + k*d;
   // act[t] for the t this tile owns, [t0, t0 + kTile): i in [halo - p, halo - p + kTile)
   float* actr = a.act ? a.act + row * a.T_out : nullptr;
-  for (int i = tid; i < kTile + halo; i += kThreads) {
-    const int64_t t = t_lo + i;
+  auto gv_at = [&](int i) {
+    const int t = t_lo + i;
     float g = 0.0f;
-    if (t >= 0 && t < a.T_out) {
+    if (in_row(t, T_out)) {
       float v = bias;
 #pragma unroll
       for (int k = 0; k < K; ++k) v = fmaf(w(k), xs[i + k * d], v);
       const float e = expf(-v);
       const float s = 1.0f / (1.0f + e);
       g = gv_s[i] * s * (1.0f + v * (1.0f - s));
-      if (actr && t >= t0 && t < t0 + kTile) actr[t] = v / (1.0f + e);
+      if (actr && in_row(t - t0, kTile)) actr[t] = v / (1.0f + e);
     }
     gv_s[i] = g;
-  }
+  };
+#pragma unroll
+  for (int r = 0; r < kPer; ++r) gv_at(r * kThreads + tid);  // unrolled: kPer independent exp/divide chains
+  for (int i = kTile + tid; i < ng; i += kThreads) gv_at(i);  // the halo
   __syncthreads();
   // dx[t'] = sum_k w[k] * gv[t' + p - k*d]: gv_s index (t' - t0) + halo - k*d
   if (a.dx) {
@@ -130,7 +148,7 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
 #pragma unroll
     for (int r = 0; r < kPer; ++r) {
       const int i = r * kThreads + tid;
-      if (t0 + i < a.T) {
+      if (t0 + i < T) {
         float acc = 0.0f;
 #pragma unroll
         for (int k = 0; k < K; ++k) acc = fmaf(w(k), gv_s[i + halo - k * d], acc);
@@ -140,6 +158,8 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
   }
   // partial sums over the gv this tile owns, t in [t0, t0 + kTile): gv_s index i + halo - p, and
   // x[t - p + k*d] at xs index i + halo - p + k*d. Per-warp sums, then one barrier, then a fixed-order sum.
+  const float* gv_own = gv_s + halo - p;
+  const float* xs_own = xs + halo - p;
   if constexpr (KT > 0) {
     float sums[KT + 1];
 #pragma unroll
@@ -147,10 +167,10 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
 #pragma unroll
     for (int r = 0; r < kPer; ++r) {
       const int i = r * kThreads + tid;
-      if (t0 + i < a.T_out) {
-        const float g = gv_s[i + halo - p];
+      if (t0 + i < T_out) {
+        const float g = gv_own[i];
 #pragma unroll
-        for (int k = 0; k < KT; ++k) sums[k] = fmaf(g, xs[i + halo - p + k * d], sums[k]);
+        for (int k = 0; k < KT; ++k) sums[k] = fmaf(g, xs_own[i + k * d], sums[k]);
         sums[KT] += g;
       }
     }
@@ -165,9 +185,9 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
 #pragma unroll
       for (int r = 0; r < kPer; ++r) {
         const int i = r * kThreads + tid;
-        if (t0 + i < a.T_out) {
-          const float g = gv_s[i + halo - p];
-          sum = k == K ? sum + g : fmaf(g, xs[i + halo - p + k * d], sum);
+        if (t0 + i < T_out) {
+          const float g = gv_own[i];
+          sum = k == K ? sum + g : fmaf(g, xs_own[i + k * d], sum);
         }
       }
       sum = warp_sum(sum);
@@ -194,7 +214,7 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
   if (row < gy_rows && tid == 0) write_gy(row);
   for (int64_t r = row + a.B * a.C; r < gy_rows; r += a.B * a.C) {  // C_out > C: further rows, one at a time
     __syncthreads();  // red_gy is read above
-    gy.load(a.gy + r * a.T_out, t0, a.T_out);
+    gy.load(a.gy + r * a.T_out, t0, T_out);
     const float s = gy.sum();
     if (lane == 0) red_gy[warp] = s;
     __syncthreads();
@@ -241,7 +261,7 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
     throw std::runtime_error("dw_silu_backward: (K-1)*dilation = " + std::to_string(halo) + " exceeds " +
                              std::to_string(dwbw::kMaxHalo));
   const int64_t tiles = dw_backward_tiles(a), rows = a.B * a.C;
-  if (rows > 0x7fffffff || tiles > 65535)
+  if (rows > 0x7fffffff || tiles > 65535 || a.T > dwbw::kMaxRow || a.T_out > dwbw::kMaxRow)
     throw std::runtime_error("dw_silu_backward: shape exceeds the launch grid");
   const size_t smem = dwbw::smem_bytes(a.K, static_cast<int>(halo));
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(tiles));

@@ -19,8 +19,8 @@
 # **Why.** A block that trains needs five gradients: `dx`, `dW_dw`, `db_dw`, `dW_pw`, `db_pw`. Eager autograd runs
 # them as a chain of separate kernels, each reading and writing a full `(B, C, T)` tensor. This lesson counts
 # what each gradient needs (bytes and FLOPs), draws how many bytes eager's chain moves against the floor, shows
-# ModelNew's training path (one C++ autograd node) and the first rung of a backward ladder, checks every
-# gradient, and, on a GPU, times where the time goes.
+# ModelNew's training path (one C++ autograd node) and its backward rung, checks every gradient, and, on a
+# GPU, times and draws where the time goes.
 #
 # With `a = silu(v)`, `v = dw(x)`, `y = W_pw a + b_pw` and `g = dL/dy`:
 #
@@ -48,8 +48,9 @@ HAS_GPU, DEVICE, SHAPE, RUN_SHAPE, RUN_REPS, SMALL_SHAPES = setup(B, C_in, C_out
 #
 # Each tensor of shape `(B, C, T)` in float32 is `4 B C T` bytes (16.8 MB at the headline). Below, every kernel
 # of a backward as bytes it must read and write at least (weights are negligible), counted, not measured. Eager
-# keeps `x`, `v` and `a` from its forward; ModelNew keeps only `x` (as large as `a`) and recomputes `v` and `a`.
-# The floor of any backward: read `x` and `g`, write `dx`.
+# keeps `x`, `v` and `a` from its forward; ModelNew keeps only `x` (as large as `a`) and recomputes `v` and `a`:
+# with `backward='eager'` as two passes of their own, with the default `'dw_kernel'` inside its one kernel, which
+# writes `a` for the weight gradient of the 1x1 conv. The floor of any backward: read `x` and `g`, write `dx`.
 
 # %%
 t_out = T + 2 * ((K - 1) * dilation // 2) - dilation * (K - 1)
@@ -60,8 +61,8 @@ passes = {
     "ModelNew, backward='eager'": [("recompute v", X + A), ("recompute a", 2 * A), ("ga = W^T g", G + A),
                                    ("dW_pw, db_pw", G + A), ("gv = silu_backward", 3 * A), ("dx (dw, input)", A + X),
                                    ("dW_dw (dw, weight)", A + X)],
-    "ModelNew, backward='dw_kernel'": [("recompute v", X + A), ("recompute a", 2 * A), ("ga = W^T g", G + A),
-                                       ("dW_pw, db_pw", G + A), ("dw_silu_backward.cu", X + 2 * A)],
+    "ModelNew, backward='dw_kernel'": [("ga = W^T g", G + A), ("dw_silu_backward.cu", 2 * X + 2 * A + G),
+                                       ("dW_pw", G + A)],
 }
 floor = X + G + X
 flops_gemms = 2 * 2 * B * t_out * C_in * C_out  # ga and dW_pw
@@ -88,22 +89,25 @@ plt.show()
 
 # %% [markdown]
 # **Reading it.** Eager's chain moves several times the floor, most of it in the elementwise SiLU backward and
-# the depthwise's two backward kernels, which each stream a full tensor. Recomputing `v` and `a` costs ModelNew
-# two passes but saves storing them (memory, and the forward's writes). Rung 1, `kernels/dw_silu_backward.cu`,
-# folds SiLU's backward and both depthwise gradients into one pass over `x` and `ga`. The next rung fuses the
-# GEMM `ga = W^T g` with that epilogue, so `ga` never reaches memory, and recomputes `a` inside the `dW_pw`
-# reduction: then the backward approaches its floor.
+# the depthwise's two backward kernels, which each stream a full tensor. ModelNew's backward rung,
+# `kernels/dw_silu_backward.cu`, is one pass between the two GEMMs of the 1x1 conv: it reads `x`, `ga` and `g`,
+# recomputes `v`, and writes `dx` and `a`, with both depthwise gradients and the 1x1 conv's bias gradient as
+# reductions on the way (the three earlier forms of the path, in git history, needed a recompute pass, a SiLU
+# pass and bias reductions of their own). What is left above the floor is `ga`'s round trip through memory
+# and the weight gradient's second read of `g`: the next rung fuses the GEMM `ga = W^T g` with this kernel as
+# its epilogue, so `ga` never reaches memory.
 
 # %%
-show_source("dw_silu_backward.cu", "// gv[t] for t = t_lo + i", "gv_s[i] = g;", after=1)
+show_source("dw_silu_backward.cu", "// gv[t] for t = t_lo + i", "gv_s[i] = g;", after=2)
 
 # %% [markdown]
 # ## ModelNew's training path
 #
 # With gradients on, ModelNew makes one call, the route's `forward_train`: a C++ autograd node
-# (`kernels/eager_autograd.h`) whose forward is the route's kernel and whose backward recomputes the activations
-# and runs PyTorch's backward of the 1x1 conv, then rung 1 for SiLU and the depthwise (`backward="dw_kernel"`, the
-# default, float32 on CUDA) or eager's ops throughout (`backward="eager"`). Under `torch.compile` the operator
+# (`kernels/eager_autograd.h`) whose forward is the route's kernel. Its backward (`backward="dw_kernel"`, the
+# default, float32 on CUDA): cuDNN's data gradient of the 1x1 conv (`ga`), the backward rung for everything but
+# the 1x1 conv's weight gradient, then cuDNN's weight gradient from the rung's `a`; or eager's ops throughout
+# (`backward="eager"`, the activations recomputed first). Under `torch.compile` the operator
 # `fused_jit::dwsep_conv1d` takes its place (its backward: eager's ops). Every gradient is checked below
 # against float64 and against eager's.
 
@@ -126,7 +130,7 @@ print("route:", new.route(x).name, "| gradient node:", new(x.clone().requires_gr
 pd.DataFrame(check_rows)
 
 # %% [markdown]
-# On the CPU both modes run eager's ops (rung 1 is CUDA code), so every difference is 0. On the H200,
+# On the CPU both modes run eager's ops (the backward rung is CUDA code), so every difference is 0. On the H200,
 # `backward="eager"` runs eager's very ops (bit-identical under `torch.backends.cudnn.deterministic`; cuDNN may
 # otherwise reorder the weight gradient's sums from call to call) and `"dw_kernel"` is within float32 summation
 # order of eager (the last column, relative to the gradient's largest entry), and as close to float64.
@@ -134,8 +138,9 @@ pd.DataFrame(check_rows)
 # %% [markdown]
 # ## Where the time goes (GPU)
 #
-# Forward + backward and backward alone, eager against ModelNew in both modes, with bench's timer (CUDA events,
-# L2 flushed, a spin kernel ahead so host launch time is not counted); then a profile of one backward per path.
+# Forward + backward (a training step's: gradients set to None first, as `optimizer.zero_grad()` does) and
+# backward alone, eager against ModelNew in both modes, with bench's timer (CUDA events, L2 flushed, a spin kernel
+# ahead so host launch time is not counted); then a profile of one backward per path, drawn kernel by kernel.
 # `scripts/backward_bench.py` does the same over more shapes and logs the rows (kind `backward`).
 
 # %%
@@ -154,7 +159,11 @@ else:
         y = m(xs)
         params = [xs, *m.parameters()]
         bwd = lambda y=y, params=params: torch.autograd.grad(y, params, gy, retain_graph=True)  # noqa: E731
-        fwd_bwd = lambda m=m: m(xs).backward(gy)  # noqa: E731
+
+        def fwd_bwd(m=m, params=params):
+            for p_ in params:
+                p_.grad = None
+            m(xs).backward(gy)
         times[label] = (np.median(timer.time(fwd_bwd, RUN_REPS)), np.median(timer.time(bwd, RUN_REPS)))
     bw = fj.copy_bandwidth("cuda")
     t = pd.DataFrame(times, index=["fwd+bwd us", "bwd us"]).T
@@ -169,13 +178,32 @@ else:
 
 # %%
 if HAS_GPU:
+    prof_rows = []
     for label, m in paths.items():
         y = m(xs)
+        torch.autograd.grad(y, [xs, *m.parameters()], gy, retain_graph=True)  # warm: cuDNN's plans made
+        torch.cuda.synchronize()
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             torch.autograd.grad(y, [xs, *m.parameters()], gy)
             torch.cuda.synchronize()
-        print(f"--- {label}")
-        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=8, max_name_column_width=60))
+        for e in prof.key_averages():
+            if e.device_time_total > 0:
+                prof_rows.append(dict(path=label, kernel=e.key[:44], us=e.device_time_total))
+    prof_t = pd.DataFrame(prof_rows)
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    for i, (label, grp) in enumerate(prof_t.groupby("path", sort=False)):
+        left = 0.0
+        for _, r in grp.sort_values("us", ascending=False).iterrows():
+            ax.barh(i, r.us, left=left, edgecolor="white")
+            if r.us > 6:
+                ax.text(left + r.us / 2, i, r.kernel[:18], ha="center", va="center", fontsize=6)
+            left += r.us
+    ax.set_yticks(range(prof_t.path.nunique()), list(prof_t.path.unique()))
+    ax.set_xlabel("GPU time of one backward, kernel by kernel (us, L2 warm, torch.profiler)")
+    ax.set_title("where the backward's time goes")
+    fig.tight_layout()
+    plt.show()
+    print(prof_t.sort_values(["path", "us"], ascending=[True, False]).round(1).to_string(index=False))
 
 # %% [markdown]
 # ## What the log holds
@@ -194,10 +222,9 @@ else:
 
 # %% [markdown]
 # **Interpretation.** The forward's lesson carries over: the backward is memory-bound (two GEMMs of ~1 GFLOP
-# against ~100-300 MB of passes), so its speed is the number of full-tensor passes. Read the profile above:
-# eager's two depthwise backward kernels and the bias reductions dominate, not the GEMMs. ModelNew pays for its
-# recompute (a depthwise forward again) and wins it back only where rung 1 replaces eager's depthwise backward;
-# rung 1 itself runs several times its own byte floor (a serial tap loop per element, one block per row tile).
-# So the fused forward's 3.5x shrinks to a few tens of percent for forward + backward, and the backward alone
-# stays slower than eager's at the headline: the fused GEMM-with-epilogue rung (`ga` never reaches memory, `a`
-# recomputed inside the `dW_pw` reduction) is what can bring it near the floor, and it is the next one to write.
+# against ~100-300 MB of passes), so its speed is the number of full-tensor passes. In the profile, eager's two
+# depthwise backward kernels and its bias reductions dominate, not the GEMMs. ModelNew's default path runs four
+# kernels that matter: the two cuDNN GEMMs, which are near their own byte times, and the backward rung, the
+# largest bar, which runs at about twice its byte time (84 MB at the headline; docs/results.md has the numbers
+# and what limits it: instruction issue, not bytes). The fused GEMM-with-epilogue rung (`ga` computed on tensor
+# cores inside the kernel that consumes it) is the next one: it removes `ga`'s two trips through memory.

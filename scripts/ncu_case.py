@@ -1,4 +1,5 @@
-"""Run one variant a few times at the headline shape (for ncu). Usage: ncu ... python scripts/ncu_case.py VARIANT"""
+"""Run one variant a few times at the headline shape (for ncu). Usage: ncu ... python scripts/ncu_case.py VARIANT
+VARIANT `backward`: three backwards of ModelNew at the headline (its default backward: kernels/dw_silu_backward.cu)."""
 import sys
 from pathlib import Path
 
@@ -8,7 +9,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
 
 model, x = fj.make_case(fj.HEADLINE, torch.float32, "cuda", seed=1)
-fn = fj.callable_for(sys.argv[1], model, x)
+if sys.argv[1] == "backward":
+    new = fj.ModelNew(128, 128, 5, 2).cuda()
+    new.load_state_dict(model.state_dict())
+    xs = x.clone().requires_grad_(True)
+    y = new(xs)
+    gy = torch.randn_like(y)
+    params = [xs, *new.parameters()]
+
+    def fn():
+        torch.autograd.grad(y, params, gy, retain_graph=True)
+else:
+    fn = fj.callable_for(sys.argv[1], model, x)
 for _ in range(3):
     fn()
 torch.cuda.synchronize()
