@@ -111,6 +111,11 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
       if (i < ng) gv_s[i] = vg[r];
     }
   }
+  float* red_gy = red + kWarps * (K + 1);
+  if (row < gy_rows) {  // the dy row's loads have landed with x's and ga's: its registers are free from here
+    const float s = gy.sum();
+    if (lane == 0) red_gy[warp] = s;
+  }
   const float bias = a.b_dw ? a.b_dw[c] : 0.0f;
   __syncthreads();
   float wr[KT > 0 ? KT : 1];  // the taps in registers where K is a compile-time constant
@@ -122,25 +127,52 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
     if constexpr (KT > 0) return wr[k]; else return ws[k];
   };
   // gv[t] for t = t_lo + i, in place over the staged ga: v from x[t - p + k*d], whose xs index is i + k*d;
-  // act[t] for the t this tile owns, [t0, t0 + kTile): i in [halo - p, halo - p + kTile)
+  // act[t] for the t this tile owns, [t0, t0 + kTile): i in [halo - p, halo - p + kTile). Where K is a
+  // compile-time constant, the K+1 weight-gradient sums of an owned t are taken here too: dW_dw[k] sums
+  // gv[t] * x[t - p + k*d], the very taps v[t] was made of (already in registers).
   float* actr = a.act ? a.act + row * a.T_out : nullptr;
+  float sums[(KT > 0 ? KT : 0) + 1];
+#pragma unroll
+  for (int k = 0; k < (KT > 0 ? KT : 0) + 1; ++k) sums[k] = 0.0f;
   auto gv_at = [&](int i) {
     const int t = t_lo + i;
     float g = 0.0f;
     if (in_row(t, T_out)) {
+      float xk[KT > 0 ? KT : 1];
       float v = bias;
+      if constexpr (KT > 0) {
 #pragma unroll
-      for (int k = 0; k < K; ++k) v = fmaf(w(k), xs[i + k * d], v);
+        for (int k = 0; k < KT; ++k) {
+          xk[k] = xs[i + k * d];
+          v = fmaf(wr[k], xk[k], v);
+        }
+      } else {
+        for (int k = 0; k < K; ++k) v = fmaf(ws[k], xs[i + k * d], v);
+      }
       const float e = expf(-v);
       const float s = 1.0f / (1.0f + e);
       g = gv_s[i] * s * (1.0f + v * (1.0f - s));
-      if (actr && in_row(t - t0, kTile)) actr[t] = v / (1.0f + e);
+      if (in_row(t - t0, kTile)) {  // a t this tile owns
+        if (actr) actr[t] = v / (1.0f + e);
+        if constexpr (KT > 0) {
+#pragma unroll
+          for (int k = 0; k < KT; ++k) sums[k] = fmaf(g, xk[k], sums[k]);
+          sums[KT] += g;
+        }
+      }
     }
     gv_s[i] = g;
   };
 #pragma unroll
   for (int r = 0; r < kPer; ++r) gv_at(r * kThreads + tid);  // unrolled: kPer independent exp/divide chains
   for (int i = kTile + tid; i < ng; i += kThreads) gv_at(i);  // the halo
+  if constexpr (KT > 0) {
+#pragma unroll
+    for (int k = 0; k <= KT; ++k) {
+      const float s = warp_sum(sums[k]);
+      if (lane == 0) red[warp * (K + 1) + k] = s;
+    }
+  }
   __syncthreads();
   // dx[t'] = sum_k w[k] * gv[t' + p - k*d]: gv_s index (t' - t0) + halo - k*d
   if (a.dx) {
@@ -156,30 +188,11 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
       }
     }
   }
-  // partial sums over the gv this tile owns, t in [t0, t0 + kTile): gv_s index i + halo - p, and
-  // x[t - p + k*d] at xs index i + halo - p + k*d. Per-warp sums, then one barrier, then a fixed-order sum.
-  const float* gv_own = gv_s + halo - p;
-  const float* xs_own = xs + halo - p;
-  if constexpr (KT > 0) {
-    float sums[KT + 1];
-#pragma unroll
-    for (int k = 0; k <= KT; ++k) sums[k] = 0.0f;
-#pragma unroll
-    for (int r = 0; r < kPer; ++r) {
-      const int i = r * kThreads + tid;
-      if (t0 + i < T_out) {
-        const float g = gv_own[i];
-#pragma unroll
-        for (int k = 0; k < KT; ++k) sums[k] = fmaf(g, xs_own[i + k * d], sums[k]);
-        sums[KT] += g;
-      }
-    }
-#pragma unroll
-    for (int k = 0; k <= KT; ++k) {
-      const float s = warp_sum(sums[k]);
-      if (lane == 0) red[warp * (K + 1) + k] = s;
-    }
-  } else {
+  // runtime K: the K+1 partial sums over the gv this tile owns, t in [t0, t0 + kTile): gv_s index i + halo - p,
+  // and x[t - p + k*d] at xs index i + halo - p + k*d, one pass per k.
+  if constexpr (KT == 0) {
+    const float* gv_own = gv_s + halo - p;
+    const float* xs_own = xs + halo - p;
     for (int k = 0; k <= K; ++k) {
       float sum = 0.0f;
 #pragma unroll
@@ -193,11 +206,6 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
       sum = warp_sum(sum);
       if (lane == 0) red[warp * (K + 1) + k] = sum;
     }
-  }
-  float* red_gy = red + kWarps * (K + 1);
-  if (row < gy_rows) {
-    const float s = gy.sum();
-    if (lane == 0) red_gy[warp] = s;
   }
   __syncthreads();
   for (int k = tid; k <= K; k += kThreads) {
