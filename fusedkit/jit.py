@@ -331,12 +331,13 @@ def _pch_restore(root: Path) -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def general_kernel():
+def general_kernel(kernels_dir: Path | None = None):
     """The general path's extension, kernels/general.cpp + kernels/dw_silu.cu (built on first use):
     `dw_silu(x, w_dw, b_dw, dilation, padding)` returns act = silu(dw(x)) in x's dtype, eager's numbers bit for
     bit; `forward(x, w_dw, b_dw, w_pw, b_pw, dilation, padding)` adds PyTorch's 1x1 conv; `forward_train(...)`
-    is forward with eager's backward (kernels/eager_autograd.h)."""
-    kdir = config.KERNELS_DIR
+    is forward with eager's backward (kernels/eager_autograd.h). `kernels_dir`: another copy of kernels/ (an
+    earlier commit's, for an A/B of the backward: scripts/backward_ab.py)."""
+    kdir = Path(kernels_dir) if kernels_dir is not None else config.KERNELS_DIR
     cpp, cu, bw = kdir / "general.cpp", kdir / "dw_silu.cu", kdir / BACKWARD_KERNEL
     arch = cuda_arch()
     files = _with_headers(cpp, kdir) + _with_headers(cu, kdir) + _with_headers(bw, kdir)

@@ -1,0 +1,62 @@
+"""A/B of the backward kernel across commits: the general path's extension built from each given copy of
+kernels/ (an earlier commit's, e.g. `git archive REV kernels | tar -x -C .ab/REV`; .ab/ is ignored) and from the
+working tree, then one backward each (torch.autograd.grad of forward_train's output, backward mode 1: the
+backward kernel between cuDNN's two GEMMs) timed in turn with bench's timer (CUDA events, L2 flushed, the
+training spin; interleaved, each primed), at the headline and one more shape. Gradients checked against eager's
+first. Rows go to the results log (kind 'backward_ab'); the printed table is the run's record.
+    python scripts/backward_ab.py [--reps 100] LABEL=KERNELS_DIR ..."""
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import fused_jit as fj  # noqa: E402
+
+SHAPES = [fj.HEADLINE, dict(B=8, C_in=96, C_out=200, T=1001, K=5, dilation=2, bias=True)]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("builds", nargs="*", help="LABEL=KERNELS_DIR (the working tree's kernels/ is always 'tree')")
+    p.add_argument("--reps", type=int, default=100)
+    a = p.parse_args()
+    exts = {}
+    for spec in a.builds:
+        label, _, path = spec.partition("=")
+        if not path or not Path(path, "dw_silu_backward.cu").is_file():
+            p.error(f"{spec!r}: expected LABEL=DIR with DIR/dw_silu_backward.cu")
+        exts[label] = fj.general_kernel(Path(path).resolve())
+    exts["tree"] = fj.general_kernel()
+    timer, env, rows = fj.Timer("cuda", spin_cycles=fj.Timer.TRAIN_SPIN_CYCLES), fj.environment("cuda"), []
+    for shape in SHAPES:
+        model, x = fj.make_case(shape, torch.float32, "cuda", seed=7)
+        args = fj.forward_args(model)
+        params = list(model.parameters())
+        xs = x.clone().requires_grad_(True)
+        gy = torch.randn_like(model(x))
+        want = torch.autograd.grad(model(xs), [xs, *params], gy)
+        fns = []
+        for label, ext in exts.items():
+            y = ext.forward_train(xs, *args, 1)
+            got = torch.autograd.grad(y, [xs, *params], gy, retain_graph=True)
+            worst = max(fj.max_diff(g, w) / max(1e-30, float(w.abs().max())) for g, w in zip(got, want))
+            print(f"{label}: {shape}: worst max |grad - eager's| / max |eager's| = {worst:.2e}", flush=True)
+            if worst > 1e-4:
+                print(f"{label}: gradients off: not timed")
+                return 1
+            fns.append(lambda y=y: torch.autograd.grad(y, [xs, *params], gy, retain_graph=True))
+        t = timer.time_interleaved(fns, a.reps)
+        for j, label in enumerate(exts):
+            rows.append(fj.result_row("backward_ab", env, f"backward[{label}]", shape, "float32", t[:, j],
+                                      l2_flushed=True))
+            print(f"  {label:<12} bwd {np.median(t[:, j]):8.1f} us  (p10 {np.percentile(t[:, j], 10):.1f}, "
+                  f"p90 {np.percentile(t[:, j], 90):.1f})")
+    fj.append_results(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
