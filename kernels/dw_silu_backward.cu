@@ -6,8 +6,8 @@
 // kTile = 1024 time steps: it stages x (with a (K-1)*dilation halo each side) and ga in shared memory,
 // recomputes v, writes act (the 1x1 conv's weight gradient reads it: the recompute kernel of rung 2 is gone),
 // forms gv in shared memory (with the halo the transposed depthwise needs), writes dx, and reduces gv*x and gv
-// into K+1 partial sums; it also sums row b * C + c of dy (and every B*C-th row after it, where C_out > C) for
-// the 1x1 conv's bias, its loads in flight with x's and ga's. dw_backward_finish sums the partials.
+// into K+1 partial sums; it also sums dy's row (b, c) (and rows (b, c + C), (b, c + 2C), .. where C_out > C)
+// for the 1x1 conv's bias, its loads in flight with x's and ga's. dw_backward_finish sums the partials.
 // Bytes at the headline: read x, ga, dy, write dx, act: 84 MB.
 //
 // What changed from rung 2 (git history): rung 2 ran at twice its byte time and left three jobs to other kernels.
@@ -84,14 +84,14 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
   float* gv_s = xs + kTile + 2 * halo;
   float* red = gv_s + kTile + halo;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int64_t row = blockIdx.x;  // b * C + c
-  const int64_t b = row / a.C, c = row % a.C;
+  const int64_t c = blockIdx.x, b = blockIdx.z, row = b * a.C + c;  // grid (C, tiles, B): no division
   const int t_lo = t0 + p - halo, x_lo = t0 - halo;
   for (int k = tid; k < K; k += kThreads) ws[k] = a.w_dw[c * K + k];
-  // dy rows for db_pw: rows row, row + B*C, ... below B*C_out; the first one's loads fly with x's and ga's
-  const int64_t gy_rows = a.gy ? a.B * a.C_out : 0, n = static_cast<int64_t>(gridDim.y) * a.B;
+  // dy rows for db_pw: (b, o) for o = c, c + C, .. below C_out; the first one's loads fly with x's and ga's
+  const int64_t n = static_cast<int64_t>(gridDim.y) * a.B;
+  const bool gy_row = a.gy && c < a.C_out;
   GyShare gy;
-  if (row < gy_rows) gy.load(a.gy + row * a.T_out, t0, T_out);
+  if (gy_row) gy.load(a.gy + (b * a.C_out + c) * a.T_out, t0, T_out);
   // x and ga windows in one batch of loads (2 x (kPer + 1) in flight per thread): one memory latency per block
   const float* __restrict__ xr = a.x + row * a.T;
   const float* __restrict__ gr = a.ga + row * a.T_out;
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
     }
   }
   float* red_gy = red + kWarps * (K + 1);
-  if (row < gy_rows) {  // the dy row's loads have landed with x's and ga's: its registers are free from here
+  if (gy_row) {  // the dy row's loads have landed with x's and ga's: its registers are free from here
     const float s = gy.sum();
     if (lane == 0) red_gy[warp] = s;
   }
@@ -213,20 +213,20 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
     for (int wi = 0; wi < kWarps; ++wi) s += red[wi * (K + 1) + k];
     a.partial[(c * (K + 1) + k) * n + tile * a.B + b] = s;
   }
-  // dy row r = b' * C_out + o: partial_pw[o * n + tile * B + b']
-  auto write_gy = [&](int64_t r) {
+  // dy row (b, o): partial_pw[o * n + tile * B + b]
+  auto write_gy = [&](int64_t o) {
     float s = 0.0f;
     for (int wi = 0; wi < kWarps; ++wi) s += red_gy[wi];
-    a.partial_pw[(r % a.C_out) * n + tile * a.B + r / a.C_out] = s;
+    a.partial_pw[o * n + tile * a.B + b] = s;
   };
-  if (row < gy_rows && tid == 0) write_gy(row);
-  for (int64_t r = row + a.B * a.C; r < gy_rows; r += a.B * a.C) {  // C_out > C: further rows, one at a time
+  if (gy_row && tid == 0) write_gy(c);
+  for (int64_t o = c + a.C; a.gy && o < a.C_out; o += a.C) {  // C_out > C: further rows, one at a time
     __syncthreads();  // red_gy is read above
-    gy.load(a.gy + r * a.T_out, t0, T_out);
+    gy.load(a.gy + (b * a.C_out + o) * a.T_out, t0, T_out);
     const float s = gy.sum();
     if (lane == 0) red_gy[warp] = s;
     __syncthreads();
-    if (tid == 0) write_gy(r);
+    if (tid == 0) write_gy(o);
   }
 }
 
@@ -268,11 +268,11 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   if (halo > dwbw::kMaxHalo)
     throw std::runtime_error("dw_silu_backward: (K-1)*dilation = " + std::to_string(halo) + " exceeds " +
                              std::to_string(dwbw::kMaxHalo));
-  const int64_t tiles = dw_backward_tiles(a), rows = a.B * a.C;
-  if (rows > 0x7fffffff || tiles > 65535 || a.T > dwbw::kMaxRow || a.T_out > dwbw::kMaxRow)
+  const int64_t tiles = dw_backward_tiles(a);
+  if (a.C > 0x7fffffff || tiles > 65535 || a.B > 65535 || a.T > dwbw::kMaxRow || a.T_out > dwbw::kMaxRow)
     throw std::runtime_error("dw_silu_backward: shape exceeds the launch grid");
   const size_t smem = dwbw::smem_bytes(a.K, static_cast<int>(halo));
-  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(tiles));
+  const dim3 grid(static_cast<unsigned>(a.C), static_cast<unsigned>(tiles), static_cast<unsigned>(a.B));
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (a.K) {
     case 3: dwbw::dw_silu_backward_kernel<3><<<grid, dwbw::kThreads, smem, s>>>(a); break;

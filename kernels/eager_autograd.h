@@ -39,7 +39,9 @@ inline bool dw_kernel_runs(const at::Tensor& x, const at::Tensor& ga, const at::
 #ifdef DWSEP_BACKWARD_KERNEL
   const int64_t halo = (w_dw.size(2) - 1) * dilation;
   auto f32 = [](const at::Tensor& t) { return !t.defined() || t.scalar_type() == at::kFloat; };
-  return x.is_cuda() && f32(x) && f32(ga) && f32(w_dw) && f32(b_dw) && padding <= halo && halo <= 1024;
+  // the kernel's launch limits (dw_silu_backward.cu): grid (C, tiles of 1024 steps, B), 32-bit in-row indices
+  const bool fits = x.size(0) <= 65535 && x.size(2) + halo <= 65535LL * 1024;
+  return x.is_cuda() && f32(x) && f32(ga) && f32(w_dw) && f32(b_dw) && padding <= halo && halo <= 1024 && fits;
 #else
   (void)x; (void)ga; (void)w_dw; (void)b_dw; (void)dilation; (void)padding;
   return false;
