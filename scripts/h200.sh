@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
-#   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [kernelbench] [export_timing] [backward] [train]
-#                   [shapes] [notebooks]
+#   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [kernelbench] [export_timing] [backward]
+#                   [backward_ab] [train] [shapes] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
@@ -73,6 +73,16 @@ for stage in $stages; do
   backward)
     log "backward: gradients vs float64 and eager, fwd+bwd and bwd timed (scripts/backward_bench.py)"
     timeout 300 python3 scripts/backward_bench.py 2>&1 | grep -v -i "warn\|return forward_call" ;;
+  backward_ab)
+    # the backward kernel of earlier commits (.ab/REV/kernels, made with `git archive REV kernels | tar -x -C
+    # .ab/REV`; carry [".ab"]) against the tree's, in one run; builds in parallel, then `wait` (not a pgrep loop:
+    # the 3aeb90c run's `pgrep -f` matched its own command line and hung the call)
+    log "backward A/B (scripts/backward_ab.py): ${AB_REVS:-every .ab/*}"
+    revs=${AB_REVS:-$(ls .ab 2>/dev/null)}
+    for r in $revs; do python3 -c "import fused_jit as fj, pathlib; fj.general_kernel(pathlib.Path('.ab/$r/kernels').resolve()); print('built .ab/$r')" & done
+    wait
+    timeout 300 python3 scripts/backward_ab.py $(for r in $revs; do printf 'rung_%s=.ab/%s/kernels ' "$r" "$r"; done) 2>&1 |
+      grep -v -i warn ;;
   train)
     log "training check (scripts/train_check.py) and the operator's cost (scripts/op_overhead.py)"
     timeout 120 python3 scripts/train_check.py --out "$OUT" 2>&1 | grep -v -i warn
