@@ -10,16 +10,17 @@
 // for the 1x1 conv's bias, its loads in flight with x's and ga's. dw_backward_finish sums the partials.
 // Bytes at the headline: read x, ga, dy, write dx, act: 84 MB.
 //
-// What changed from rung 2 (git history): rung 2 ran at twice its byte time and left three jobs to other kernels.
-// Its instruction count was the suspect (a runtime tap loop re-reading the weights from shared memory, K+1 passes
-// over the tile for the weight-gradient sums, 2048 outputs a block in two lockstep waves). Now: the taps are a
-// compile-time constant for K in {3, 4, 5, 7} (the weights in registers, loops unrolled; other K take the runtime
-// loops), the K+1 sums accumulate in one pass, 1024-step tiles (four waves at the headline, so that blocks drift
-// out of phase and loads overlap other blocks' arithmetic); the activations are written here instead of
-// recomputed by a second kernel (rung 2's recompute read x again), dy's row sums replace PyTorch's bias reduction,
-// and one small kernel finishes every reduction (rung 2: torch.sum plus copies).
-// Prediction: memory-bound at the headline, 84 MB at the copy rate, ~30 us, against rung 2's 43.4 + recompute
-// 18.4 + PyTorch's bias reduction 12.7 us (docs/results.md has what it measured).
+// What changed from rung 2 (git history): rung 2 ran at 3.6x its byte time and left three jobs to other kernels.
+// Now: the activations are written here instead of recomputed by a second kernel (rung 2's recompute read x
+// again), dy's row sums replace PyTorch's bias reduction, one small kernel finishes every reduction (rung 2:
+// torch.sum plus copies). And fewer instructions per output, which bound it: the taps a compile-time constant for
+// K in {3, 4, 5, 7} (weights in registers, loops unrolled; other K take the runtime loops), the K+1
+// weight-gradient sums taken from the very taps v was made of (no second pass over shared memory), 32-bit
+// in-row index math, a (C, tiles, B) grid so that no block divides to find its row, 1024-step tiles (four waves
+// at the headline, so that blocks drift out of phase and loads overlap other blocks' arithmetic).
+// Prediction: memory-bound at the headline, 84 MB: ~20 us at the copy rate (~33 us at the clone's), against
+// rung 2's 43.4 + recompute 18.4 + PyTorch's bias reduction 12.7 us. Outcome: faster than those three together,
+// still bound by instruction issue, not bytes (docs/results.md, docs/ladder.md: the measurements and ncu).
 // Numerics: v as eager's depthwise (bias first, taps in order, fmaf), act = v / (1 + exp(-v)) as aten's SiLU,
 // sigmoid = 1 / (1 + exp(-v)) and gv = ga * s * (1 + v * (1 - s)) as aten's silu_backward: act and gv equal
 // eager's bit for bit. dx sums its taps in the order aten's depthwise backward does; the weight gradients and

@@ -225,6 +225,6 @@ else:
 # against ~100-300 MB of passes), so its speed is the number of full-tensor passes. In the profile, eager's two
 # depthwise backward kernels and its bias reductions dominate, not the GEMMs. ModelNew's default path runs four
 # kernels that matter: the two cuDNN GEMMs, which are near their own byte times, and the backward rung, the
-# largest bar, which runs at about twice its byte time (84 MB at the headline; docs/results.md has the numbers
+# largest bar, which runs at well above its byte time (84 MB at the headline; docs/results.md has the numbers
 # and what limits it: instruction issue, not bytes). The fused GEMM-with-epilogue rung (`ga` computed on tensor
 # cores inside the kernel that consumes it) is the next one: it removes `ga`'s two trips through memory.
