@@ -221,6 +221,32 @@ else:
     print(bwd_rows[[c for c in cols if c in bwd_rows]].tail(24).to_string(index=False))
 
 # %% [markdown]
+# The same rows as a picture: at the shape of this notebook, each logged run (commit) of the training step and of
+# the backward alone, eager against ModelNew's default backward, with the backward's byte floor of that run.
+# Runs before 0a7b7cb timed the training step without setting the gradients to None, so both paths added their
+# dx into an earlier one there; within a run, eager and ModelNew were timed alike.
+
+# %%
+if not bwd_rows.empty:
+    here = bwd_rows[(bwd_rows.B == B) & (bwd_rows.C_in == C_in) & (bwd_rows.C_out == C_out) & (bwd_rows["T"] == T)
+                    & (bwd_rows.K == K) & (bwd_rows.dilation == dilation)]
+    runs = list(dict.fromkeys(here.commit))[-5:]  # the last five runs, oldest first
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.2), sharey=True)
+    for ax, what in zip(axes, ("fwd+bwd", "bwd")):
+        for j, (label, variant) in enumerate((("eager", f"eager {what}"),
+                                             ("ModelNew", f"modelnew[dw_kernel] {what}"))):
+            vals = [here[(here.commit == c) & (here.variant == variant)].median_us.median() for c in runs]
+            ax.barh(np.arange(len(runs)) + 0.4 * j, vals, height=0.4, label=label)
+        if what == "bwd":
+            floors = [here[(here.commit == c) & (here.variant == "eager bwd")].floor_us.median() for c in runs]
+            ax.scatter(floors, np.arange(len(runs)) + 0.2, marker="|", s=300, color="k", label="byte floor")
+        ax.set_title(f"{what} (logged, median us)")
+        ax.legend(fontsize=7, loc="lower right")
+    axes[0].set_yticks(np.arange(len(runs)) + 0.2, [c[:7] for c in runs])
+    fig.tight_layout()
+    plt.show()
+
+# %% [markdown]
 # **Interpretation.** The forward's lesson carries over: the backward is memory-bound (two GEMMs of ~1 GFLOP
 # against ~100-300 MB of passes), so its speed is the number of full-tensor passes. In the profile, eager's two
 # depthwise backward kernels and its bias reductions dominate, not the GEMMs. ModelNew's default path runs four
