@@ -24,9 +24,13 @@ struct DwBackwardArgs {
   int K, dilation, padding;
 };
 
+// Whether dw_silu_backward takes this shape: padding <= (K-1)*dilation <= 1024, its grid (C, tiles of 1024 steps,
+// B) and dw_silu_forward's (B * C, tiles) within CUDA's limits, rows short enough for 32-bit in-row indices.
+// Callers route other shapes elsewhere.
+bool dw_backward_fits(int64_t B, int64_t C, int64_t T, int64_t T_out, int K, int dilation, int padding);
 // Tiles along time the launch uses for these args (the partial buffers hold tiles * B sums per output).
 int64_t dw_backward_tiles(const DwBackwardArgs& a);
-// Launch on `stream` (a cudaStream_t). Throws std::runtime_error where the shape is outside the kernel's limits.
+// Launch on `stream` (a cudaStream_t). Throws std::runtime_error where dw_backward_fits is false.
 void dw_silu_backward(const DwBackwardArgs& a, void* stream);
 // The fixed-order sums of the partials: dW_dw (C, K), db_dw (C) where not nullptr, db_pw (C_out) where gy was given.
 void dw_backward_finish(const DwBackwardArgs& a, float* dw_dw, float* db_dw, float* db_pw, void* stream);

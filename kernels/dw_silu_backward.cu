@@ -10,17 +10,18 @@
 // for the 1x1 conv's bias, its loads in flight with x's and ga's. dw_backward_finish sums the partials.
 // Bytes at the headline: read x, ga, dy, write dx, act: 84 MB.
 //
-// What changed from rung 2 (git history): rung 2 ran at 3.6x its byte time and left three jobs to other kernels.
+// What changed from rung 2 (git history): rung 2 ran at several times its byte time and left three jobs to other
+// kernels.
 // Now: the activations are written here instead of recomputed by a second kernel (rung 2's recompute read x
 // again), dy's row sums replace PyTorch's bias reduction, one small kernel finishes every reduction (rung 2:
 // torch.sum plus copies). And fewer instructions per output, which bound it: the taps a compile-time constant for
 // K in {3, 4, 5, 7} (weights in registers, loops unrolled; other K take the runtime loops), the K+1
 // weight-gradient sums taken from the very taps v was made of (no second pass over shared memory), 32-bit
-// in-row index math, a (C, tiles, B) grid so that no block divides to find its row, 1024-step tiles (four waves
+// in-row index math, a (C, tiles, B) grid so that no block divides to find its row, 1024-step tiles (several waves
 // at the headline, so that blocks drift out of phase and loads overlap other blocks' arithmetic).
-// Prediction: memory-bound at the headline, 84 MB: ~20 us at the copy rate (~33 us at the clone's), against
-// rung 2's 43.4 + recompute 18.4 + PyTorch's bias reduction 12.7 us. Outcome: faster than those three together,
-// still bound by instruction issue, not bytes (docs/results.md, docs/ladder.md: the measurements and ncu).
+// Prediction: memory-bound at the headline, 84 MB at the copy rate, faster than rung 2, its recompute and
+// PyTorch's bias reduction together. Outcome: faster than those three, still bound by instruction issue, not
+// bytes (docs/results.md, docs/ladder.md: the measurements, the prediction's figures and ncu).
 // Numerics: v as eager's depthwise (bias first, taps in order, fmaf), act = v / (1 + exp(-v)) as aten's SiLU,
 // sigmoid = 1 / (1 + exp(-v)) and gv = ga * s * (1 + v * (1 - s)) as aten's silu_backward: act and gv equal
 // eager's bit for bit. dx sums its taps in the order aten's depthwise backward does; the weight gradients and
@@ -71,7 +72,7 @@ struct GyShare {
 };
 
 // Indices within a row are 32-bit (the host keeps T and T_out below 2^31 - 2 * kTile): rung 3's first form did
-// its in-row index math in 64 bits, and integer instructions outnumbered its floating-point ones five to one.
+// its in-row index math in 64 bits, and its integer instructions were the largest share of its code.
 __device__ __forceinline__ bool in_row(int t, int len) { return static_cast<unsigned>(t) < static_cast<unsigned>(len); }
 
 // KT: the number of taps as a compile-time constant, or 0 for a runtime K (a.K).
@@ -93,7 +94,9 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
   const bool gy_row = a.gy && c < a.C_out;
   GyShare gy;
   if (gy_row) gy.load(a.gy + (b * a.C_out + c) * a.T_out, t0, T_out);
-  // x and ga windows in one batch of loads (2 x (kPer + 1) in flight per thread): one memory latency per block
+  // x and ga windows in one batch of loads (2 x (kPer + 1) in flight per thread): one memory latency per block.
+  // row_window.cuh's RwBatch with 32-bit indices, x's and ga's loads interleaved (two RwBatch loads, one after
+  // the other, compiled to 32 more instructions in its code: this kernel is issue-bound)
   const float* __restrict__ xr = a.x + row * a.T;
   const float* __restrict__ gr = a.ga + row * a.T_out;
   const int nx = kTile + 2 * halo, ng = kTile + halo;
@@ -264,14 +267,16 @@ int64_t dw_backward_tiles(const DwBackwardArgs& a) {
   return (n + dwbw::kTile - 1) / dwbw::kTile;
 }
 
+bool dw_backward_fits(int64_t B, int64_t C, int64_t T, int64_t T_out, int K, int dilation, int padding) {
+  const int64_t halo = static_cast<int64_t>(K - 1) * dilation, n = T > T_out ? T : T_out;
+  return padding <= halo && halo <= dwbw::kMaxHalo && B <= 65535 && B * C <= 0x7fffffff &&  // (B*C: the recompute's grid)
+         (n + dwbw::kTile - 1) / dwbw::kTile <= 65535 && T <= dwbw::kMaxRow && T_out <= dwbw::kMaxRow;
+}
+
 void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
-  const int64_t halo = static_cast<int64_t>(a.K - 1) * a.dilation;
-  if (halo > dwbw::kMaxHalo)
-    throw std::runtime_error("dw_silu_backward: (K-1)*dilation = " + std::to_string(halo) + " exceeds " +
-                             std::to_string(dwbw::kMaxHalo));
-  const int64_t tiles = dw_backward_tiles(a);
-  if (a.C > 0x7fffffff || tiles > 65535 || a.B > 65535 || a.T > dwbw::kMaxRow || a.T_out > dwbw::kMaxRow)
-    throw std::runtime_error("dw_silu_backward: shape exceeds the launch grid");
+  if (!dw_backward_fits(a.B, a.C, a.T, a.T_out, a.K, a.dilation, a.padding))
+    throw std::runtime_error("dw_silu_backward: shape outside the kernel's limits (dw_backward_fits)");
+  const int64_t halo = static_cast<int64_t>(a.K - 1) * a.dilation, tiles = dw_backward_tiles(a);
   const size_t smem = dwbw::smem_bytes(a.K, static_cast<int>(halo));
   const dim3 grid(static_cast<unsigned>(a.C), static_cast<unsigned>(tiles), static_cast<unsigned>(a.B));
   const cudaStream_t s = static_cast<cudaStream_t>(stream);

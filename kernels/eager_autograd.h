@@ -37,11 +37,11 @@ namespace dwsep {
 inline bool dw_kernel_runs(const at::Tensor& x, const at::Tensor& ga, const at::Tensor& w_dw, const at::Tensor& b_dw,
                            int64_t dilation, int64_t padding) {
 #ifdef DWSEP_BACKWARD_KERNEL
-  const int64_t halo = (w_dw.size(2) - 1) * dilation;
   auto f32 = [](const at::Tensor& t) { return !t.defined() || t.scalar_type() == at::kFloat; };
-  // the kernel's launch limits (dw_silu_backward.cu): grid (C, tiles of 1024 steps, B), 32-bit in-row indices
-  const bool fits = x.size(0) <= 65535 && x.size(2) + halo <= 65535LL * 1024;
-  return x.is_cuda() && f32(x) && f32(ga) && f32(w_dw) && f32(b_dw) && padding <= halo && halo <= 1024 && fits;
+  const int64_t K = w_dw.size(2), T_out = x.size(2) + 2 * padding - dilation * (K - 1);
+  return x.is_cuda() && f32(x) && f32(ga) && f32(w_dw) && f32(b_dw) && K <= INT32_MAX && dilation <= INT32_MAX &&
+         padding <= INT32_MAX && dw_backward_fits(x.size(0), x.size(1), x.size(2), T_out, static_cast<int>(K),
+                                                  static_cast<int>(dilation), static_cast<int>(padding));
 #else
   (void)x; (void)ga; (void)w_dw; (void)b_dw; (void)dilation; (void)padding;
   return false;

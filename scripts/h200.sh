@@ -60,7 +60,7 @@ for stage in $stages; do
     fi ;;
   test)
     log "pytest -m gpu"
-    timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} 2>&1 | tee "$OUT/gpu_tests.txt" |
+    timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} 2>&1 | sed "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
       grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed" ;;
   kernelbench)
     log "KernelBench's own evaluation (eval_kernel_against_ref + static checker) of the exported ModelNew"

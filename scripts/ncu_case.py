@@ -10,7 +10,8 @@ import fused_jit as fj  # noqa: E402
 
 model, x = fj.make_case(fj.HEADLINE, torch.float32, "cuda", seed=1)
 if sys.argv[1] == "backward":
-    new = fj.ModelNew(128, 128, 5, 2).cuda()
+    s = fj.HEADLINE
+    new = fj.ModelNew(s["C_in"], s["C_out"], s["K"], s["dilation"], s["bias"]).cuda()
     new.load_state_dict(model.state_dict())
     xs = x.clone().requires_grad_(True)
     y = new(xs)

@@ -12,7 +12,7 @@ TILE = 16
 
 def kernel_port(x, ga, gy, w, b, d, p):
     """dw_silu_backward_kernel's loops: per (b, c, tile) block, the x window, gv with its halo, act, dx, K+1
-    partials; per (b, o, tile) block past the B*C rows, a row sum of gy; then dw_backward_finish's sums."""
+    partials, and the tile's sums of gy's rows (b, o) for o = c, c + C, ..; then dw_backward_finish's sums."""
     B, C, T = x.shape
     T_out, K, C_out = ga.shape[2], w.shape[1], gy.shape[1]
     halo = (K - 1) * d
@@ -52,9 +52,8 @@ def kernel_port(x, ga, gy, w, b, d, p):
                 g = gv[i + halo - p]
                 acc = acc + g if k == K else acc + g * xs[i + halo - p + k * d]
             part[c * (K + 1) + k, tile * B + bb] = acc
-    for bb, o, tile in itertools.product(range(B), range(C_out), range(tiles)):
-        t0 = tile * TILE
-        part_pw[o, tile * B + bb] = gy[bb, o, t0:min(t0 + TILE, T_out)].sum()
+        for o in range(c, C_out, C):
+            part_pw[o, tile * B + bb] = gy[bb, o, t0:min(t0 + TILE, T_out)].sum()
     sums = part.sum(1).reshape(C, K + 1)
     return dx, act, sums[:, :K], sums[:, K], part_pw.sum(1)
 
