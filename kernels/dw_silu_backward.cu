@@ -30,6 +30,7 @@
 // Limits: float32 only (16-bit training keeps eager's backward ops); padding <= (K-1)*dilation <= 1024 (else
 // eager's ops).
 #include <cuda_runtime.h>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include "dw_backward_args.h"
@@ -234,6 +235,179 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
   }
 }
 
+// ---- Rung 4: the vector path (odd spans: halo = (K-1)*dilation even, 'same' padding halo/2, T % 4 == 0) ----
+// Rung 3 issued ~210 instructions per output element (ncu, 3aeb90c) for ~45 of arithmetic: per-element bounds
+// checks and 64-bit addresses in the staging loop (~37 per output), runtime tap offsets, ga and gv round trips
+// through shared memory. Here each thread owns 4 consecutive steps and K and the dilation are compile-time
+// constants, so every index below is a register plus an immediate:
+//   - x's window (4 + halo steps) comes straight from global memory as float4s (L1 serves the overlap between
+//     neighbouring threads), each float4 wholly inside or outside the row (T % 4 == 0): one predicate per float4;
+//   - ga and dy are read where they are used (one or two float4s), never staged;
+//   - v, the SiLU terms, act and gv of the 4 steps from registers; the K+1 weight-gradient sums from the same
+//     registers; gv to shared memory as one float4, then one barrier;
+//   - dx of the 4 steps from a window of ceil((4 + halo) / 4) float4s of gv, stored as one float4.
+// Same numerics as rung 3 (the same expressions in the same order: act and gv eager's bits, dx's taps in aten's
+// order); the weight-gradient and bias sums in another fixed order (deterministic, within float32 rounding).
+// Prediction: ~50 instructions per output instead of ~210, so the kernel becomes memory-bound: the headline's
+// 84 MB in ~20-21 us at the copy rate, from 34.2 us.
+// Limits: compile-time (K, dilation) pairs in DWBW_VEC_SHAPES; other shapes take rung 3's kernel above.
+constexpr int kVecGroups = kTile / 4;  // one thread per 4 steps: kThreads groups
+
+template <int K, int D>
+struct VecShape {
+  static constexpr int halo = (K - 1) * D, lead = halo - halo / 2;  // lead: gv steps before the tile's first
+  // the steps by which the x and ga windows start before the first they need: back to a 16-byte boundary
+  static constexpr int sx = (4 - halo % 4) % 4, sg = (4 - lead % 4) % 4;
+  static constexpr int nx = (sx + 4 + halo + 3) / 4, ng = (sg + 4 + 3) / 4, nd = (4 + halo + 3) / 4;
+  static constexpr int tail = (halo + 3) / 4;  // groups of gv past the tile's 1024 (threads 0..tail-1 take them)
+};
+
+__device__ __forceinline__ float4 ldg4_in(const float* __restrict__ row, int t, int len) {
+  return in_row(t, len) ? __ldg(reinterpret_cast<const float4*>(row + t)) : make_float4(0.f, 0.f, 0.f, 0.f);
+}
+
+template <int K, int D>
+__global__ void __launch_bounds__(kThreads, VecShape<K, D>::halo > 12 ? 3 : 4)  // long spans: 80 registers, no spills
+    dw_silu_backward_vec_kernel(DwBackwardArgs a) {
+  using S = VecShape<K, D>;
+  __shared__ float4 gs4[kVecGroups + S::tail];  // gv over t = t0 - lead + j, j in [0, 4 * (kVecGroups + tail))
+  __shared__ float red[kWarps * (K + 2)];        // per-warp partial sums: K+1 of the depthwise, 1 of a dy row
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int t0 = blockIdx.y * kTile, T = static_cast<int>(a.T);  // T_out == T on this path
+  const int64_t c = blockIdx.x, b = blockIdx.z, row = b * a.C + c, n = static_cast<int64_t>(gridDim.y) * a.B;
+  const float* __restrict__ xr = a.x + row * a.T;
+  const float* __restrict__ gr = a.ga + row * a.T;
+  float* actr = a.act ? a.act + row * a.T : nullptr;
+  float w[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) w[k] = __ldg(a.w_dw + c * K + k);
+  const float bias = a.b_dw ? __ldg(a.b_dw + c) : 0.0f;
+  const bool gy_row = a.gy && c < a.C_out;
+  float4 dy = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (gy_row) dy = ldg4_in(a.gy + (b * a.C_out + c) * a.T, t0 + 4 * tid, T);
+  float sums[K + 1];
+#pragma unroll
+  for (int k = 0; k <= K; ++k) sums[k] = 0.0f;
+  // gv (and act, and the sums of the steps this tile owns) for the 4 steps j = 4g .. 4g + 3, t = t0 - lead + j
+  auto group = [&](int g) {
+    const int j0 = 4 * g, xb = t0 - S::halo + j0 - S::sx, gb = t0 - S::lead + j0 - S::sg;
+    float xw[4 * S::nx], gw[4 * S::ng];
+#pragma unroll
+    for (int m = 0; m < S::nx; ++m) {
+      const float4 q = ldg4_in(xr, xb + 4 * m, T);
+      xw[4 * m] = q.x; xw[4 * m + 1] = q.y; xw[4 * m + 2] = q.z; xw[4 * m + 3] = q.w;
+    }
+#pragma unroll
+    for (int m = 0; m < S::ng; ++m) {
+      const float4 q = ldg4_in(gr, gb + 4 * m, T);
+      gw[4 * m] = q.x; gw[4 * m + 1] = q.y; gw[4 * m + 2] = q.z; gw[4 * m + 3] = q.w;
+    }
+    float gv[4], act[4];
+    bool own[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int j = j0 + e, t = t0 - S::lead + j;
+      float v = bias;
+#pragma unroll
+      for (int k = 0; k < K; ++k) v = fmaf(w[k], xw[S::sx + e + k * D], v);
+      const float ex = expf(-v);
+      const float s = 1.0f / (1.0f + ex);
+      const bool valid = in_row(t, T);
+      const float gval = valid ? gw[S::sg + e] * s * (1.0f + v * (1.0f - s)) : 0.0f;
+      own[e] = valid && in_row(j - S::lead, kTile);
+      const float go = own[e] ? gval : 0.0f;
+#pragma unroll
+      for (int k = 0; k < K; ++k) sums[k] = fmaf(go, xw[S::sx + e + k * D], sums[k]);
+      sums[K] += go;
+      gv[e] = gval;
+      if (actr) act[e] = v / (1.0f + ex);
+    }
+    gs4[g] = make_float4(gv[0], gv[1], gv[2], gv[3]);
+    if (actr) {
+      const int ta = t0 - S::lead + j0;
+      if constexpr (S::sg == 0) {  // the 4 steps are owned together or not at all
+        if (own[0]) *reinterpret_cast<float4*>(actr + ta) = make_float4(act[0], act[1], act[2], act[3]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (own[e]) actr[ta + e] = act[e];
+      }
+    }
+  };
+  group(tid);
+  if (tid < S::tail) group(kVecGroups + tid);
+#pragma unroll
+  for (int k = 0; k <= K; ++k) {
+    const float s = warp_sum(sums[k]);
+    if (lane == 0) red[warp * (K + 2) + k] = s;
+  }
+  if (gy_row) {
+    const float s = warp_sum((dy.x + dy.y) + (dy.z + dy.w));
+    if (lane == 0) red[warp * (K + 2) + K + 1] = s;
+  }
+  __syncthreads();
+  // dx[t'] = sum_k w[k] * gv[t' + padding - k * D] for t' = t0 + 4 * tid + e: gs index 4 * tid + e + halo - k * D
+  if (a.dx && t0 + 4 * tid < T) {
+    float gw[4 * S::nd];
+#pragma unroll
+    for (int m = 0; m < S::nd; ++m) {
+      const float4 q = gs4[tid + m];
+      gw[4 * m] = q.x; gw[4 * m + 1] = q.y; gw[4 * m + 2] = q.z; gw[4 * m + 3] = q.w;
+    }
+    float dx[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      float acc = 0.0f;
+#pragma unroll
+      for (int k = 0; k < K; ++k) acc = fmaf(w[k], gw[e + S::halo - k * D], acc);
+      dx[e] = acc;
+    }
+    *reinterpret_cast<float4*>(a.dx + row * a.T + t0 + 4 * tid) = make_float4(dx[0], dx[1], dx[2], dx[3]);
+  }
+  const int tile = blockIdx.y;
+  if (tid <= K) {
+    float s = 0.0f;
+    for (int wi = 0; wi < kWarps; ++wi) s += red[wi * (K + 2) + tid];
+    a.partial[(c * (K + 1) + tid) * n + tile * a.B + b] = s;
+  }
+  if (gy_row && tid == kThreads - 1) {
+    float s = 0.0f;
+    for (int wi = 0; wi < kWarps; ++wi) s += red[wi * (K + 2) + K + 1];
+    a.partial_pw[c * n + tile * a.B + b] = s;
+  }
+  for (int64_t o = c + a.C; a.gy && o < a.C_out; o += a.C) {  // C_out > C: further dy rows, one at a time
+    __syncthreads();  // red's dy slots are read above
+    const float4 q = ldg4_in(a.gy + (b * a.C_out + o) * a.T, t0 + 4 * tid, T);
+    const float s = warp_sum((q.x + q.y) + (q.z + q.w));
+    if (lane == 0) red[warp * (K + 2) + K + 1] = s;
+    __syncthreads();
+    if (tid == 0) {
+      float r = 0.0f;
+      for (int wi = 0; wi < kWarps; ++wi) r += red[wi * (K + 2) + K + 1];
+      a.partial_pw[o * n + tile * a.B + b] = r;
+    }
+  }
+}
+
+// The (K, dilation) pairs compiled for the vector path: X(K, D) for each.
+#define DWBW_VEC_SHAPES(X) \
+  X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(9, 1) X(9, 2) \
+  X(9, 4)
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// Whether the vector path takes these args (besides dw_backward_fits): a compiled (K, dilation), 'same' padding of
+// an even span (T_out == T), rows of whole float4s, 16-byte aligned tensors.
+inline bool vec_path(const DwBackwardArgs& a) {
+  bool compiled = false;
+#define DWBW_VEC_HAS(KK, DD) compiled = compiled || (a.K == KK && a.dilation == DD);
+  DWBW_VEC_SHAPES(DWBW_VEC_HAS)
+#undef DWBW_VEC_HAS
+  const int halo = (a.K - 1) * a.dilation;
+  return compiled && halo % 2 == 0 && a.padding == halo / 2 && a.T == a.T_out && a.T % 4 == 0 && aligned16(a.x) &&
+         aligned16(a.ga) && (!a.gy || aligned16(a.gy)) && (!a.dx || aligned16(a.dx)) && (!a.act || aligned16(a.act));
+}
+
 // One block per output (C * (K + 1) weight-gradient sums, then C_out bias sums of dy): its n partials summed
 // strided by thread, then across the block in a fixed order.
 __global__ void __launch_bounds__(kFinishThreads) dw_backward_finish_kernel(const float* __restrict__ partial,
@@ -280,6 +454,15 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   const size_t smem = dwbw::smem_bytes(a.K, static_cast<int>(halo));
   const dim3 grid(static_cast<unsigned>(a.C), static_cast<unsigned>(tiles), static_cast<unsigned>(a.B));
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (dwbw::vec_path(a)) {
+#define DWBW_VEC_LAUNCH(KK, DD)                                                          \
+  if (a.K == KK && a.dilation == DD) {                                                    \
+    dwbw::dw_silu_backward_vec_kernel<KK, DD><<<grid, dwbw::kThreads, 0, s>>>(a);         \
+    return;                                                                               \
+  }
+    DWBW_VEC_SHAPES(DWBW_VEC_LAUNCH)
+#undef DWBW_VEC_LAUNCH
+  }
   switch (a.K) {
     case 3: dwbw::dw_silu_backward_kernel<3><<<grid, dwbw::kThreads, smem, s>>>(a); break;
     case 4: dwbw::dw_silu_backward_kernel<4><<<grid, dwbw::kThreads, smem, s>>>(a); break;

@@ -31,9 +31,11 @@ if variant == "backward":
     worst = 0.0
     for i, s in enumerate([dict(B=2, C_in=8, C_out=3, T=5, K=7, dilation=3, bias=True),      # T below the span
                            dict(B=1, C_in=24, C_out=16, T=4200, K=4, dilation=3, bias=False),  # 3 tiles, odd T_out
-                           dict(B=2, C_in=16, C_out=8, T=1024, K=5, dilation=2, bias=True),   # one full tile
-                           dict(B=3, C_in=8, C_out=20, T=1500, K=9, dilation=4, bias=True),   # runtime K, C_out > C
-                           dict(B=2, C_in=12, C_out=12, T=300, K=3, dilation=1, bias=True)]):  # short rows
+                           dict(B=2, C_in=16, C_out=8, T=1024, K=5, dilation=2, bias=True),   # one full tile (vector)
+                           dict(B=3, C_in=8, C_out=20, T=1501, K=9, dilation=4, bias=True),   # runtime K, C_out > C
+                           dict(B=2, C_in=12, C_out=12, T=300, K=3, dilation=1, bias=True),   # short rows
+                           dict(B=2, C_in=8, C_out=20, T=2052, K=7, dilation=3, bias=True),   # vector path, shifted
+                           dict(B=1, C_in=6, C_out=6, T=20, K=9, dilation=4, bias=False)]):    # vector, T < span
         model, x = fj.make_case(s, torch.float32, "cuda", seed=i)
         args = fj.forward_args(model)
         xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)

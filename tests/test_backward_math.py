@@ -77,3 +77,89 @@ def test_backward_kernel_index_math_equals_autograd(B, C, T, K, d, bias):
     torch.testing.assert_close(db_pw, gy.sum((0, 2)), rtol=0, atol=1e-12)
     if bias:
         torch.testing.assert_close(db, want[2], rtol=0, atol=1e-12)
+
+
+def vec_kernel_port(x, ga, gy, w, b, d, p):
+    """dw_silu_backward_vec_kernel's index math (rung 4): per block, groups of 4 steps j = 4g .. 4g + 3 of the gv
+    range t = t0 - lead + j (g < TILE / 4, then `tail` groups past the tile), each reading its x window from the
+    float4 at xb = t0 - halo + 4g - sx and its ga from gb = t0 - lead + 4g - sg (a float4 wholly in or out of the
+    row); the steps this tile owns (lead <= j < TILE + lead) write act and feed the K+1 sums; then dx of the 4 steps
+    4g .. 4g + 3 from gs[4g + e + halo - k*d]."""
+    B, C, T = x.shape
+    K, C_out = w.shape[1], gy.shape[1]
+    halo = (K - 1) * d
+    lead = halo - halo // 2
+    sx, sg = (4 - halo % 4) % 4, (4 - lead % 4) % 4
+    nx, ng, nd, tail = (sx + 4 + halo + 3) // 4, (sg + 7) // 4, (halo + 7) // 4, (halo + 3) // 4
+    assert halo % 2 == 0 and p == halo // 2 and T % 4 == 0 and ga.shape[2] == T  # the host's vec_path conditions
+    tiles = (T + TILE - 1) // TILE
+    n = tiles * B
+    dx = torch.full_like(x, float("nan"))
+    act = torch.full_like(ga, float("nan"))
+    part = torch.full((C * (K + 1), n), float("nan"), dtype=x.dtype)
+    part_pw = torch.full((C_out, n), float("nan"), dtype=x.dtype)
+
+    def float4s(row, start, count):  # `count` float4s from an aligned start, zero where outside [0, T)
+        assert start % 4 == 0
+        return [row[t] if 0 <= start + 4 * m < T else 0.0 for m in range(count) for t in range(start + 4 * m,
+                                                                                              start + 4 * m + 4)]
+
+    for bb, c, tile in itertools.product(range(B), range(C), range(tiles)):
+        t0 = tile * TILE
+        gs = [float("nan")] * (TILE + 4 * tail)
+        sums = [0.0] * (K + 1)
+        for g in list(range(TILE // 4)) + [TILE // 4 + i for i in range(tail)]:
+            j0 = 4 * g
+            xw = float4s(x[bb, c], t0 - halo + j0 - sx, nx)
+            gw = float4s(ga[bb, c], t0 - lead + j0 - sg, ng)
+            for e in range(4):
+                j, t = j0 + e, t0 - lead + j0 + e
+                v = b[c] if b is not None else 0.0
+                for k in range(K):
+                    v = v + w[c, k] * xw[sx + e + k * d]
+                ex = torch.exp(-v)
+                s = 1 / (1 + ex)
+                valid = 0 <= t < T
+                gval = gw[sg + e] * s * (1 + v * (1 - s)) if valid else 0.0
+                if valid and 0 <= j - lead < TILE:
+                    act[bb, c, t] = v / (1 + ex)
+                    for k in range(K):
+                        sums[k] = sums[k] + gval * xw[sx + e + k * d]
+                    sums[K] = sums[K] + gval
+                gs[j] = gval
+        for g in range(TILE // 4):
+            if t0 + 4 * g >= T:
+                break
+            gw = gs[4 * g:4 * g + 4 * nd]
+            for e in range(4):
+                dx[bb, c, t0 + 4 * g + e] = sum(w[c, k] * gw[e + halo - k * d] for k in range(K))
+        for k in range(K + 1):
+            part[c * (K + 1) + k, tile * B + bb] = sums[k]
+        for o in range(c, C_out, C):
+            part_pw[o, tile * B + bb] = sum(float4s(gy[bb, o], t0, TILE // 4))
+    sums = part.sum(1).reshape(C, K + 1)
+    return dx, act, sums[:, :K], sums[:, K], part_pw.sum(1)
+
+
+@pytest.mark.parametrize("B,C,T,K,d,bias", [(2, 3, 36, 5, 2, True),    # the headline's (K, d): no shifts
+                                            (1, 2, 8, 7, 3, True),     # T below the span; sx = 2, sg = 3
+                                            (1, 2, 40, 3, 1, False),   # halo 2: sx = 2, sg = 3
+                                            (2, 1, 20, 9, 4, True),    # halo 32 over 16-step tiles
+                                            (1, 1, 44, 5, 3, True)])   # halo 12, lead 6: sg = 2
+def test_vector_kernel_index_math_equals_autograd(B, C, T, K, d, bias):
+    torch.manual_seed(1)
+    p = (K - 1) * d // 2
+    dw = torch.nn.Conv1d(C, C, K, padding=p, dilation=d, groups=C, bias=bias).double()
+    x = torch.randn(B, C, T, dtype=torch.float64, requires_grad=True)
+    act = torch.nn.functional.silu(dw(x))
+    ga = torch.randn_like(act)
+    gy = torch.randn(B, 2 * C + 1, act.shape[2], dtype=torch.float64)  # C_out > 2 C: three dy rows for some c
+    want = torch.autograd.grad(act, [x, dw.weight] + ([dw.bias] if bias else []), ga)
+    dx, a, dW, db, db_pw = vec_kernel_port(x.detach(), ga, gy, dw.weight.detach()[:, 0],
+                                           dw.bias.detach() if bias else None, d, p)
+    torch.testing.assert_close(dx, want[0], rtol=0, atol=1e-12)
+    torch.testing.assert_close(a, act.detach(), rtol=0, atol=1e-12)
+    torch.testing.assert_close(dW, want[1][:, 0], rtol=0, atol=1e-12)
+    torch.testing.assert_close(db_pw, gy.sum((0, 2)), rtol=0, atol=1e-12)
+    if bias:
+        torch.testing.assert_close(db, want[2], rtol=0, atol=1e-12)
