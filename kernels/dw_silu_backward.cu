@@ -237,41 +237,72 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
 
 // ---- Rung 4: the vector path (odd spans: halo = (K-1)*dilation even, 'same' padding halo/2, T % 4 == 0) ----
 // Rung 3 issued ~210 instructions per output element (ncu, 3aeb90c) for ~45 of arithmetic: per-element bounds
-// checks and 64-bit addresses in the staging loop (~37 per output), runtime tap offsets, ga and gv round trips
-// through shared memory. Here each thread owns 4 consecutive steps and K and the dilation are compile-time
-// constants, so every index below is a register plus an immediate:
-//   - x's window (4 + halo steps) comes straight from global memory as float4s (L1 serves the overlap between
-//     neighbouring threads), each float4 wholly inside or outside the row (T % 4 == 0): one predicate per float4;
-//   - ga and dy are read where they are used (one or two float4s), never staged;
-//   - v, the SiLU terms, act and gv of the 4 steps from registers; the K+1 weight-gradient sums from the same
-//     registers; gv to shared memory as one float4, then one barrier;
-//   - dx of the 4 steps from a window of ceil((4 + halo) / 4) float4s of gv, stored as one float4.
+// checks and 64-bit addresses in the staging loop, runtime tap offsets, ga and gv round trips through shared
+// memory, K+1 warp reductions per 4 outputs. Here each thread owns kVecSteps consecutive steps and K and the
+// dilation are compile-time constants, so every index below is a register plus an immediate:
+//   - x's window (kVecSteps + halo steps) comes straight from global memory as float4s (L1 serves the overlap
+//     between neighbouring threads), each float4 wholly inside or outside the row (T % 4 == 0): one predicate each;
+//   - ga and dy are read where they are used, as float4s, never staged;
+//   - v, the SiLU terms, act and gv from registers; the K+1 weight-gradient sums from the same registers; gv to
+//     shared memory as float4s, then one barrier; dx from a window of float4s of gv, stored as float4s;
+//   - the K+1 sums and dy's row sum leave the warp by one reduce-scatter (9 shuffles for 8 sums, not 35).
 // Same numerics as rung 3 (the same expressions in the same order: act and gv eager's bits, dx's taps in aten's
 // order); the weight-gradient and bias sums in another fixed order (deterministic, within float32 rounding).
-// Prediction: ~50 instructions per output instead of ~210, so the kernel becomes memory-bound: the headline's
-// 84 MB in ~20-21 us at the copy rate, from 34.2 us.
+// Prediction (first form, 4 steps per thread): ~50 instructions per output instead of ~210, memory-bound, the
+// headline's 84 MB in ~20-21 us. Measured 29.8 us, 143 instructions per output, latency-bound (docs/ladder.md):
+// the per-thread setup and the reductions cost as much as the arithmetic. Now 8 steps per thread (the window's
+// float4s shared by both halves, the setup and the reductions over twice the outputs).
 // Limits: compile-time (K, dilation) pairs in DWBW_VEC_SHAPES; other shapes take rung 3's kernel above.
-constexpr int kVecGroups = kTile / 4;  // one thread per 4 steps: kThreads groups
+constexpr int kVecSteps = 8, kVecGroups = kTile / kVecSteps;  // kVecGroups: kThreads * kPer / kVecSteps
+static_assert(kVecGroups * kVecSteps == kTile && kVecGroups <= kThreads, "a group per thread");
 
 template <int K, int D>
 struct VecShape {
   static constexpr int halo = (K - 1) * D, lead = halo - halo / 2;  // lead: gv steps before the tile's first
+  static constexpr int G = kVecSteps, G4 = G / 4;
   // the steps by which the x and ga windows start before the first they need: back to a 16-byte boundary
   static constexpr int sx = (4 - halo % 4) % 4, sg = (4 - lead % 4) % 4;
-  static constexpr int nx = (sx + 4 + halo + 3) / 4, ng = (sg + 4 + 3) / 4, nd = (4 + halo + 3) / 4;
-  static constexpr int tail = (halo + 3) / 4;  // groups of gv past the tile's 1024 (threads 0..tail-1 take them)
+  static constexpr int nx = (sx + G + halo + 3) / 4, ng = (sg + G + 3) / 4, nd = (G + halo + 3) / 4;
+  static constexpr int tail = (halo + G - 1) / G;  // groups of gv past the tile (threads 0..tail-1 take them)
+  static constexpr int nsum = K + 2;               // K weight sums, the depthwise bias, dy's row
+  static constexpr int npow = nsum <= 8 ? 8 : 16;  // padded for the reduce-scatter
 };
 
 __device__ __forceinline__ float4 ldg4_in(const float* __restrict__ row, int t, int len) {
   return in_row(t, len) ? __ldg(reinterpret_cast<const float4*>(row + t)) : make_float4(0.f, 0.f, 0.f, 0.f);
 }
 
+// Sums N values (a power of two, 8 or 16) over the warp: each step halves the values a lane holds, trading the
+// half it gives away with its partner (lane ^ 16, ^ 8, ..); then plain butterflies over the remaining lane bits.
+// Returns the full sum of the value with index `idx` (set here): every lane ends with one sum, lanes that differ
+// only in the low bits hold the same one.
+template <int N>
+__device__ __forceinline__ float warp_reduce_scatter(float (&v)[N], int lane, int& idx) {
+  idx = 0;
+  int off = 16;
+#pragma unroll
+  for (int half = N / 2; half >= 1; half /= 2, off /= 2) {
+    const bool up = lane & off;
+#pragma unroll
+    for (int i = 0; i < half; ++i) {
+      const float give = up ? v[i] : v[i + half], keep = up ? v[i + half] : v[i];
+      v[i] = keep + __shfl_xor_sync(0xffffffffu, give, off);
+    }
+    if (up) idx += half;
+  }
+  float s = v[0];
+#pragma unroll
+  for (; off >= 1; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+  return s;
+}
+
 template <int K, int D>
-__global__ void __launch_bounds__(kThreads, VecShape<K, D>::halo > 12 ? 3 : 4)  // long spans: 80 registers, no spills
+__global__ void __launch_bounds__(kThreads, VecShape<K, D>::halo > 16 ? 2 : 3)  // long spans: no spills
     dw_silu_backward_vec_kernel(DwBackwardArgs a) {
   using S = VecShape<K, D>;
-  __shared__ float4 gs4[kVecGroups + S::tail];  // gv over t = t0 - lead + j, j in [0, 4 * (kVecGroups + tail))
-  __shared__ float red[kWarps * (K + 2)];        // per-warp partial sums: K+1 of the depthwise, 1 of a dy row
+  constexpr int G = S::G;
+  __shared__ float4 gs4[(kVecGroups + S::tail) * S::G4];  // gv over t = t0 - lead + j
+  __shared__ float red[kWarps * S::nsum];                  // per-warp sums: K of dW_dw, db_dw, a dy row
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int t0 = blockIdx.y * kTile, T = static_cast<int>(a.T);  // T_out == T on this path
   const int64_t c = blockIdx.x, b = blockIdx.z, row = b * a.C + c, n = static_cast<int64_t>(gridDim.y) * a.B;
@@ -283,14 +314,19 @@ __global__ void __launch_bounds__(kThreads, VecShape<K, D>::halo > 12 ? 3 : 4)  
   for (int k = 0; k < K; ++k) w[k] = __ldg(a.w_dw + c * K + k);
   const float bias = a.b_dw ? __ldg(a.b_dw + c) : 0.0f;
   const bool gy_row = a.gy && c < a.C_out;
-  float4 dy = make_float4(0.f, 0.f, 0.f, 0.f);
-  if (gy_row) dy = ldg4_in(a.gy + (b * a.C_out + c) * a.T, t0 + 4 * tid, T);
-  float sums[K + 1];
+  float sums[S::npow];
 #pragma unroll
-  for (int k = 0; k <= K; ++k) sums[k] = 0.0f;
-  // gv (and act, and the sums of the steps this tile owns) for the 4 steps j = 4g .. 4g + 3, t = t0 - lead + j
+  for (int k = 0; k < S::npow; ++k) sums[k] = 0.0f;
+  if (gy_row) {
+#pragma unroll
+    for (int m = 0; m < S::G4; ++m) {
+      const float4 q = ldg4_in(a.gy + (b * a.C_out + c) * a.T, t0 + G * tid + 4 * m, T);
+      sums[K + 1] += (q.x + q.y) + (q.z + q.w);
+    }
+  }
+  // gv (and act, and the sums of the steps this tile owns) for the G steps j = G g .. G g + G - 1 (t = t0 - lead + j)
   auto group = [&](int g) {
-    const int j0 = 4 * g, xb = t0 - S::halo + j0 - S::sx, gb = t0 - S::lead + j0 - S::sg;
+    const int j0 = G * g, xb = t0 - S::halo + j0 - S::sx, gb = t0 - S::lead + j0 - S::sg;
     float xw[4 * S::nx], gw[4 * S::ng];
 #pragma unroll
     for (int m = 0; m < S::nx; ++m) {
@@ -302,10 +338,10 @@ __global__ void __launch_bounds__(kThreads, VecShape<K, D>::halo > 12 ? 3 : 4)  
       const float4 q = ldg4_in(gr, gb + 4 * m, T);
       gw[4 * m] = q.x; gw[4 * m + 1] = q.y; gw[4 * m + 2] = q.z; gw[4 * m + 3] = q.w;
     }
-    float gv[4], act[4];
-    bool own[4];
+    float gv[G], act[G];
+    bool own[G];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
+    for (int e = 0; e < G; ++e) {
       const int j = j0 + e, t = t0 - S::lead + j;
       float v = bias;
 #pragma unroll
@@ -322,68 +358,78 @@ __global__ void __launch_bounds__(kThreads, VecShape<K, D>::halo > 12 ? 3 : 4)  
       gv[e] = gval;
       if (actr) act[e] = v / (1.0f + ex);
     }
-    gs4[g] = make_float4(gv[0], gv[1], gv[2], gv[3]);
+#pragma unroll
+    for (int m = 0; m < S::G4; ++m)
+      gs4[g * S::G4 + m] = make_float4(gv[4 * m], gv[4 * m + 1], gv[4 * m + 2], gv[4 * m + 3]);
     if (actr) {
       const int ta = t0 - S::lead + j0;
-      if constexpr (S::sg == 0) {  // the 4 steps are owned together or not at all
-        if (own[0]) *reinterpret_cast<float4*>(actr + ta) = make_float4(act[0], act[1], act[2], act[3]);
+      if constexpr (S::sg == 0) {  // 4 steps from a 16-byte boundary: owned together or not at all
+#pragma unroll
+        for (int m = 0; m < S::G4; ++m)
+          if (own[4 * m])
+            *reinterpret_cast<float4*>(actr + ta + 4 * m) =
+                make_float4(act[4 * m], act[4 * m + 1], act[4 * m + 2], act[4 * m + 3]);
       } else {
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
+        for (int e = 0; e < G; ++e)
           if (own[e]) actr[ta + e] = act[e];
       }
     }
   };
   group(tid);
   if (tid < S::tail) group(kVecGroups + tid);
-#pragma unroll
-  for (int k = 0; k <= K; ++k) {
-    const float s = warp_sum(sums[k]);
-    if (lane == 0) red[warp * (K + 2) + k] = s;
-  }
-  if (gy_row) {
-    const float s = warp_sum((dy.x + dy.y) + (dy.z + dy.w));
-    if (lane == 0) red[warp * (K + 2) + K + 1] = s;
-  }
+  int idx;
+  const float s = warp_reduce_scatter<S::npow>(sums, lane, idx);
+  if ((lane & (32 / S::npow - 1)) == 0 && idx < S::nsum) red[warp * S::nsum + idx] = s;
   __syncthreads();
-  // dx[t'] = sum_k w[k] * gv[t' + padding - k * D] for t' = t0 + 4 * tid + e: gs index 4 * tid + e + halo - k * D
-  if (a.dx && t0 + 4 * tid < T) {
+  // dx[t'] = sum_k w[k] * gv[t' + padding - k * D] for t' = t0 + G tid + e: gs index G tid + e + halo - k * D
+  if (a.dx && t0 + G * tid < T) {
     float gw[4 * S::nd];
 #pragma unroll
     for (int m = 0; m < S::nd; ++m) {
-      const float4 q = gs4[tid + m];
+      const float4 q = gs4[S::G4 * tid + m];
       gw[4 * m] = q.x; gw[4 * m + 1] = q.y; gw[4 * m + 2] = q.z; gw[4 * m + 3] = q.w;
     }
-    float dx[4];
+    float dx[G];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
+    for (int e = 0; e < G; ++e) {
       float acc = 0.0f;
 #pragma unroll
       for (int k = 0; k < K; ++k) acc = fmaf(w[k], gw[e + S::halo - k * D], acc);
       dx[e] = acc;
     }
-    *reinterpret_cast<float4*>(a.dx + row * a.T + t0 + 4 * tid) = make_float4(dx[0], dx[1], dx[2], dx[3]);
+    float* dxr = a.dx + row * a.T + t0 + G * tid;
+#pragma unroll
+    for (int m = 0; m < S::G4; ++m)  // T % 4 == 0: each float4 wholly inside the row or outside
+      if (t0 + G * tid + 4 * m < T)
+        *reinterpret_cast<float4*>(dxr + 4 * m) =
+            make_float4(dx[4 * m], dx[4 * m + 1], dx[4 * m + 2], dx[4 * m + 3]);
   }
   const int tile = blockIdx.y;
   if (tid <= K) {
-    float s = 0.0f;
-    for (int wi = 0; wi < kWarps; ++wi) s += red[wi * (K + 2) + tid];
-    a.partial[(c * (K + 1) + tid) * n + tile * a.B + b] = s;
+    float r = 0.0f;
+    for (int wi = 0; wi < kWarps; ++wi) r += red[wi * S::nsum + tid];
+    a.partial[(c * (K + 1) + tid) * n + tile * a.B + b] = r;
   }
   if (gy_row && tid == kThreads - 1) {
-    float s = 0.0f;
-    for (int wi = 0; wi < kWarps; ++wi) s += red[wi * (K + 2) + K + 1];
-    a.partial_pw[c * n + tile * a.B + b] = s;
+    float r = 0.0f;
+    for (int wi = 0; wi < kWarps; ++wi) r += red[wi * S::nsum + K + 1];
+    a.partial_pw[c * n + tile * a.B + b] = r;
   }
   for (int64_t o = c + a.C; a.gy && o < a.C_out; o += a.C) {  // C_out > C: further dy rows, one at a time
     __syncthreads();  // red's dy slots are read above
-    const float4 q = ldg4_in(a.gy + (b * a.C_out + o) * a.T, t0 + 4 * tid, T);
-    const float s = warp_sum((q.x + q.y) + (q.z + q.w));
-    if (lane == 0) red[warp * (K + 2) + K + 1] = s;
+    float q = 0.0f;
+#pragma unroll
+    for (int m = 0; m < S::G4; ++m) {
+      const float4 y = ldg4_in(a.gy + (b * a.C_out + o) * a.T, t0 + G * tid + 4 * m, T);
+      q += (y.x + y.y) + (y.z + y.w);
+    }
+    q = warp_sum(q);
+    if (lane == 0) red[warp * S::nsum + K + 1] = q;
     __syncthreads();
     if (tid == 0) {
       float r = 0.0f;
-      for (int wi = 0; wi < kWarps; ++wi) r += red[wi * (K + 2) + K + 1];
+      for (int wi = 0; wi < kWarps; ++wi) r += red[wi * S::nsum + K + 1];
       a.partial_pw[o * n + tile * a.B + b] = r;
     }
   }

@@ -79,18 +79,18 @@ def test_backward_kernel_index_math_equals_autograd(B, C, T, K, d, bias):
         torch.testing.assert_close(db, want[2], rtol=0, atol=1e-12)
 
 
-def vec_kernel_port(x, ga, gy, w, b, d, p):
-    """dw_silu_backward_vec_kernel's index math (rung 4): per block, groups of 4 steps j = 4g .. 4g + 3 of the gv
-    range t = t0 - lead + j (g < TILE / 4, then `tail` groups past the tile), each reading its x window from the
-    float4 at xb = t0 - halo + 4g - sx and its ga from gb = t0 - lead + 4g - sg (a float4 wholly in or out of the
-    row); the steps this tile owns (lead <= j < TILE + lead) write act and feed the K+1 sums; then dx of the 4 steps
-    4g .. 4g + 3 from gs[4g + e + halo - k*d]."""
+def vec_kernel_port(x, ga, gy, w, b, d, p, G=8):
+    """dw_silu_backward_vec_kernel's index math (rung 4): per block, groups of G steps j = Gg .. Gg + G - 1 of the gv
+    range t = t0 - lead + j (g < TILE / G, then `tail` groups past the tile), each reading its x window from the
+    float4s at xb = t0 - halo + Gg - sx and its ga from gb = t0 - lead + Gg - sg (each float4 wholly in or out of
+    the row); the steps this tile owns (lead <= j < TILE + lead) write act and feed the K+1 sums; then dx of the G
+    steps Gg .. Gg + G - 1 from gs[Gg + e + halo - k*d]."""
     B, C, T = x.shape
     K, C_out = w.shape[1], gy.shape[1]
     halo = (K - 1) * d
     lead = halo - halo // 2
     sx, sg = (4 - halo % 4) % 4, (4 - lead % 4) % 4
-    nx, ng, nd, tail = (sx + 4 + halo + 3) // 4, (sg + 7) // 4, (halo + 7) // 4, (halo + 3) // 4
+    nx, ng, nd, tail = (sx + G + halo + 3) // 4, (sg + G + 3) // 4, (G + halo + 3) // 4, (halo + G - 1) // G
     assert halo % 2 == 0 and p == halo // 2 and T % 4 == 0 and ga.shape[2] == T  # the host's vec_path conditions
     tiles = (T + TILE - 1) // TILE
     n = tiles * B
@@ -106,13 +106,13 @@ def vec_kernel_port(x, ga, gy, w, b, d, p):
 
     for bb, c, tile in itertools.product(range(B), range(C), range(tiles)):
         t0 = tile * TILE
-        gs = [float("nan")] * (TILE + 4 * tail)
+        gs = [float("nan")] * (TILE + G * tail)
         sums = [0.0] * (K + 1)
-        for g in list(range(TILE // 4)) + [TILE // 4 + i for i in range(tail)]:
-            j0 = 4 * g
+        for g in list(range(TILE // G)) + [TILE // G + i for i in range(tail)]:
+            j0 = G * g
             xw = float4s(x[bb, c], t0 - halo + j0 - sx, nx)
             gw = float4s(ga[bb, c], t0 - lead + j0 - sg, ng)
-            for e in range(4):
+            for e in range(G):
                 j, t = j0 + e, t0 - lead + j0 + e
                 v = b[c] if b is not None else 0.0
                 for k in range(K):
@@ -127,12 +127,11 @@ def vec_kernel_port(x, ga, gy, w, b, d, p):
                         sums[k] = sums[k] + gval * xw[sx + e + k * d]
                     sums[K] = sums[K] + gval
                 gs[j] = gval
-        for g in range(TILE // 4):
-            if t0 + 4 * g >= T:
-                break
-            gw = gs[4 * g:4 * g + 4 * nd]
-            for e in range(4):
-                dx[bb, c, t0 + 4 * g + e] = sum(w[c, k] * gw[e + halo - k * d] for k in range(K))
+        for g in range(TILE // G):
+            gw = gs[G * g:G * g + 4 * nd]
+            for e in range(G):
+                if t0 + G * g + e < T:  # whole float4s: T % 4 == 0
+                    dx[bb, c, t0 + G * g + e] = sum(w[c, k] * gw[e + halo - k * d] for k in range(K))
         for k in range(K + 1):
             part[c * (K + 1) + k, tile * B + bb] = sums[k]
         for o in range(c, C_out, C):
