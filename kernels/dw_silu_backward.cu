@@ -253,8 +253,9 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
 // the per-thread setup and the reductions cost as much as the arithmetic. Now 8 steps per thread (the window's
 // float4s shared by both halves, the setup and the reductions over twice the outputs).
 // Limits: compile-time (K, dilation) pairs in DWBW_VEC_SHAPES; other shapes take rung 3's kernel above.
-constexpr int kVecSteps = 8, kVecGroups = kTile / kVecSteps;  // kVecGroups: kThreads * kPer / kVecSteps
-static_assert(kVecGroups * kVecSteps == kTile && kVecGroups <= kThreads, "a group per thread");
+// 128 threads per block, one group of kVecSteps steps each: rung 3's 1024-step tiles (and its partials' layout)
+constexpr int kVecSteps = 8, kVecThreads = kTile / kVecSteps, kVecWarps = kVecThreads / 32;
+static_assert(kVecThreads * kVecSteps == kTile && kVecThreads % 32 == 0, "one group of steps per thread");
 
 template <int K, int D>
 struct VecShape {
@@ -297,12 +298,12 @@ __device__ __forceinline__ float warp_reduce_scatter(float (&v)[N], int lane, in
 }
 
 template <int K, int D>
-__global__ void __launch_bounds__(kThreads, VecShape<K, D>::halo > 16 ? 2 : 3)  // long spans: no spills
+__global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6)  // long spans: no spills
     dw_silu_backward_vec_kernel(DwBackwardArgs a) {
   using S = VecShape<K, D>;
   constexpr int G = S::G;
-  __shared__ float4 gs4[(kVecGroups + S::tail) * S::G4];  // gv over t = t0 - lead + j
-  __shared__ float red[kWarps * S::nsum];                  // per-warp sums: K of dW_dw, db_dw, a dy row
+  __shared__ float4 gs4[(kVecThreads + S::tail) * S::G4];  // gv over t = t0 - lead + j
+  __shared__ float red[kVecWarps * S::nsum];                // per-warp sums: K of dW_dw, db_dw, a dy row
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int t0 = blockIdx.y * kTile, T = static_cast<int>(a.T);  // T_out == T on this path
   const int64_t c = blockIdx.x, b = blockIdx.z, row = b * a.C + c, n = static_cast<int64_t>(gridDim.y) * a.B;
@@ -377,7 +378,7 @@ __global__ void __launch_bounds__(kThreads, VecShape<K, D>::halo > 16 ? 2 : 3)  
     }
   };
   group(tid);
-  if (tid < S::tail) group(kVecGroups + tid);
+  if (tid < S::tail) group(kVecThreads + tid);
   int idx;
   const float s = warp_reduce_scatter<S::npow>(sums, lane, idx);
   if ((lane & (32 / S::npow - 1)) == 0 && idx < S::nsum) red[warp * S::nsum + idx] = s;
@@ -408,12 +409,12 @@ __global__ void __launch_bounds__(kThreads, VecShape<K, D>::halo > 16 ? 2 : 3)  
   const int tile = blockIdx.y;
   if (tid <= K) {
     float r = 0.0f;
-    for (int wi = 0; wi < kWarps; ++wi) r += red[wi * S::nsum + tid];
+    for (int wi = 0; wi < kVecWarps; ++wi) r += red[wi * S::nsum + tid];
     a.partial[(c * (K + 1) + tid) * n + tile * a.B + b] = r;
   }
-  if (gy_row && tid == kThreads - 1) {
+  if (gy_row && tid == kVecThreads - 1) {
     float r = 0.0f;
-    for (int wi = 0; wi < kWarps; ++wi) r += red[wi * S::nsum + K + 1];
+    for (int wi = 0; wi < kVecWarps; ++wi) r += red[wi * S::nsum + K + 1];
     a.partial_pw[c * n + tile * a.B + b] = r;
   }
   for (int64_t o = c + a.C; a.gy && o < a.C_out; o += a.C) {  // C_out > C: further dy rows, one at a time
@@ -429,7 +430,7 @@ __global__ void __launch_bounds__(kThreads, VecShape<K, D>::halo > 16 ? 2 : 3)  
     __syncthreads();
     if (tid == 0) {
       float r = 0.0f;
-      for (int wi = 0; wi < kWarps; ++wi) r += red[wi * S::nsum + K + 1];
+      for (int wi = 0; wi < kVecWarps; ++wi) r += red[wi * S::nsum + K + 1];
       a.partial_pw[o * n + tile * a.B + b] = r;
     }
   }
@@ -503,7 +504,7 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   if (dwbw::vec_path(a)) {
 #define DWBW_VEC_LAUNCH(KK, DD)                                                          \
   if (a.K == KK && a.dilation == DD) {                                                    \
-    dwbw::dw_silu_backward_vec_kernel<KK, DD><<<grid, dwbw::kThreads, 0, s>>>(a);         \
+    dwbw::dw_silu_backward_vec_kernel<KK, DD><<<grid, dwbw::kVecThreads, 0, s>>>(a);      \
     return;                                                                               \
   }
     DWBW_VEC_SHAPES(DWBW_VEC_LAUNCH)
