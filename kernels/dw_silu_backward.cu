@@ -269,15 +269,6 @@ struct VecShape {
   static constexpr int npow = nsum <= 8 ? 8 : 16;  // padded for the reduce-scatter
 };
 
-// Asks the L2 for [p, p + n) (16-byte aligned, n a multiple of 4 floats) without waiting: sm_90's bulk prefetch.
-__device__ __forceinline__ void prefetch_l2(const float* p, int n) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (n > 0) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(4 * n) : "memory");
-#else
-  (void)p; (void)n;  // before Hopper: no bulk prefetch (the loads pay DRAM's latency)
-#endif
-}
-
 __device__ __forceinline__ float4 ldg4_in(const float* __restrict__ row, int t, int len) {
   return in_row(t, len) ? __ldg(reinterpret_cast<const float4*>(row + t)) : make_float4(0.f, 0.f, 0.f, 0.f);
 }
@@ -308,28 +299,9 @@ __device__ __forceinline__ float warp_reduce_scatter(float (&v)[N], int lane, in
 
 template <int K, int D>
 __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6)  // long spans: no spills
-    dw_silu_backward_vec_kernel(DwBackwardArgs a, int ahead) {
+    dw_silu_backward_vec_kernel(DwBackwardArgs a) {
   using S = VecShape<K, D>;
   constexpr int G = S::G;
-  // The block `ahead` places later in launch order (a wave later: the host sets `ahead` to the blocks resident
-  // at once) gets its x, ga and dy rows asked of the L2 now, so that its loads find them there instead of paying
-  // DRAM's latency: this kernel's warps each issue one burst of loads, then compute (latency-bound at 04be4b5).
-  if (ahead > 0 && threadIdx.x < 3) {
-    const int64_t id = blockIdx.x + gridDim.x * (blockIdx.y + static_cast<int64_t>(gridDim.y) * blockIdx.z) + ahead;
-    if (id < static_cast<int64_t>(gridDim.x) * gridDim.y * gridDim.z) {
-      const int64_t cn = id % gridDim.x, rest = id / gridDim.x, bn = rest / gridDim.y;
-      const int t0n = static_cast<int>(rest % gridDim.y) * kTile, T = static_cast<int>(a.T);
-      // thread 0: x's window, 1: ga's, 2: the dy row's tile (whole float4s: T % 4 == 0)
-      const int i = threadIdx.x;
-      const int from = i == 0 ? t0n - S::halo - S::sx : i == 1 ? t0n - S::lead - S::sg : t0n;
-      const int to = t0n + kTile + (i == 0 ? S::halo : i == 1 ? S::lead : 0);
-      const int lo = max(from, 0), hi = min((to + 3) & ~3, T);
-      const float* rowp = i == 0 ? a.x + (bn * a.C + cn) * a.T
-                        : i == 1 ? a.ga + (bn * a.C + cn) * a.T
-                        : (a.gy && cn < a.C_out ? a.gy + (bn * a.C_out + cn) * a.T : nullptr);
-      if (rowp) prefetch_l2(rowp + lo, hi - lo);
-    }
-  }
   __shared__ float4 gs4[(kVecThreads + S::tail) * S::G4];  // gv over t = t0 - lead + j
   __shared__ float red[kVecWarps * S::nsum];                // per-warp sums: K of dW_dw, db_dw, a dy row
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -469,23 +441,6 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
   X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(9, 1) X(9, 2) \
   X(9, 4)
 
-// How many blocks of `kernel` (kVecThreads threads, static shared memory) the GPU holds at once: the prefetch
-// distance of the vector path. Asked of the runtime once per kernel and device.
-template <class Kernel>
-int resident_blocks(Kernel kernel) {
-  static int cached[64] = {};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 0;
-  if (cached[dev] == 0) {
-    int per_sm = 0, sms = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kVecThreads, 0) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-      return 0;  // no prefetch
-    cached[dev] = per_sm * sms;
-  }
-  return cached[dev];
-}
-
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // Whether the vector path takes these args (besides dw_backward_fits): a compiled (K, dilation), 'same' padding of
@@ -547,11 +502,10 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   const dim3 grid(static_cast<unsigned>(a.C), static_cast<unsigned>(tiles), static_cast<unsigned>(a.B));
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (dwbw::vec_path(a)) {
-#define DWBW_VEC_LAUNCH(KK, DD)                                                                \
-  if (a.K == KK && a.dilation == DD) {                                                          \
-    dwbw::dw_silu_backward_vec_kernel<KK, DD>                                                   \
-        <<<grid, dwbw::kVecThreads, 0, s>>>(a, dwbw::resident_blocks(dwbw::dw_silu_backward_vec_kernel<KK, DD>)); \
-    return;                                                                                     \
+#define DWBW_VEC_LAUNCH(KK, DD)                                                          \
+  if (a.K == KK && a.dilation == DD) {                                                    \
+    dwbw::dw_silu_backward_vec_kernel<KK, DD><<<grid, dwbw::kVecThreads, 0, s>>>(a);      \
+    return;                                                                               \
   }
     DWBW_VEC_SHAPES(DWBW_VEC_LAUNCH)
 #undef DWBW_VEC_LAUNCH
