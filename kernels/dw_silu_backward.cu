@@ -264,7 +264,9 @@ struct VecShape {
   // the steps by which the x and ga windows start before the first they need: back to a 16-byte boundary
   static constexpr int sx = (4 - halo % 4) % 4, sg = (4 - lead % 4) % 4;
   static constexpr int nx = (sx + G + halo + 3) / 4, ng = (sg + G + 3) / 4, nd = (G + halo + 3) / 4;
-  static constexpr int tail = (halo + G - 1) / G;  // groups of gv past the tile (threads 0..tail-1 take them)
+  // gv past the tile: halo4 steps (the dx windows read whole float4s), one step each for the last halo4 threads
+  static constexpr int halo4 = (halo + 3) / 4 * 4, tail4 = halo4 / 4;
+  static_assert(halo4 <= kVecThreads, "one tail step per thread");
   static constexpr int nsum = K + 2;               // K weight sums, the depthwise bias, dy's row
   static constexpr int npow = nsum <= 8 ? 8 : 16;  // padded for the reduce-scatter
 };
@@ -302,7 +304,7 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
     dw_silu_backward_vec_kernel(DwBackwardArgs a) {
   using S = VecShape<K, D>;
   constexpr int G = S::G;
-  __shared__ float4 gs4[(kVecThreads + S::tail) * S::G4];  // gv over t = t0 - lead + j
+  __shared__ float4 gs4[kVecThreads * S::G4 + S::tail4];  // gv over t = t0 - lead + j
   __shared__ float red[kVecWarps * S::nsum];                // per-warp sums: K of dW_dw, db_dw, a dy row
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int t0 = blockIdx.y * kTile, T = static_cast<int>(a.T);  // T_out == T on this path
@@ -378,7 +380,29 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
     }
   };
   group(tid);
-  if (tid < S::tail) group(kVecThreads + tid);
+  // the tail, j in [kTile, kTile + halo4): one step for each of the last halo4 threads (rung 4's first forms gave
+  // whole groups to warp 0, which doubled its work while the other warps waited at the barrier: ncu at 998c858)
+  if (tid >= kVecThreads - S::halo4) {
+    const int j = kTile + tid - (kVecThreads - S::halo4), t = t0 - S::lead + j;
+    float xk[K], v = bias;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int tx = t0 - S::halo + j + k * D;
+      xk[k] = in_row(tx, T) ? __ldg(xr + tx) : 0.0f;
+      v = fmaf(w[k], xk[k], v);
+    }
+    const float ex = expf(-v);
+    const float s = 1.0f / (1.0f + ex);
+    const bool valid = in_row(t, T), own = valid && in_row(j - S::lead, kTile);
+    const float gval = valid ? __ldg(gr + t) * s * (1.0f + v * (1.0f - s)) : 0.0f;
+    if (own) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) sums[k] = fmaf(gval, xk[k], sums[k]);
+      sums[K] += gval;
+      if (actr) actr[t] = v / (1.0f + ex);
+    }
+    reinterpret_cast<float*>(gs4)[j] = gval;
+  }
   int idx;
   const float s = warp_reduce_scatter<S::npow>(sums, lane, idx);
   if ((lane & (32 / S::npow - 1)) == 0 && idx < S::nsum) red[warp * S::nsum + idx] = s;

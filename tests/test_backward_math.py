@@ -81,7 +81,7 @@ def test_backward_kernel_index_math_equals_autograd(B, C, T, K, d, bias):
 
 def vec_kernel_port(x, ga, gy, w, b, d, p, G=8):
     """dw_silu_backward_vec_kernel's index math (rung 4): per block, groups of G steps j = Gg .. Gg + G - 1 of the gv
-    range t = t0 - lead + j (g < TILE / G, then `tail` groups past the tile), each reading its x window from the
+    range t = t0 - lead + j (g < TILE / G, then halo4 single steps past the tile), each reading its x window from the
     float4s at xb = t0 - halo + Gg - sx and its ga from gb = t0 - lead + Gg - sg (each float4 wholly in or out of
     the row); the steps this tile owns (lead <= j < TILE + lead) write act and feed the K+1 sums; then dx of the G
     steps Gg .. Gg + G - 1 from gs[Gg + e + halo - k*d]."""
@@ -90,7 +90,7 @@ def vec_kernel_port(x, ga, gy, w, b, d, p, G=8):
     halo = (K - 1) * d
     lead = halo - halo // 2
     sx, sg = (4 - halo % 4) % 4, (4 - lead % 4) % 4
-    nx, ng, nd, tail = (sx + G + halo + 3) // 4, (sg + G + 3) // 4, (G + halo + 3) // 4, (halo + G - 1) // G
+    nx, ng, nd, halo4 = (sx + G + halo + 3) // 4, (sg + G + 3) // 4, (G + halo + 3) // 4, (halo + 3) // 4 * 4
     assert halo % 2 == 0 and p == halo // 2 and T % 4 == 0 and ga.shape[2] == T  # the host's vec_path conditions
     tiles = (T + TILE - 1) // TILE
     n = tiles * B
@@ -106,9 +106,9 @@ def vec_kernel_port(x, ga, gy, w, b, d, p, G=8):
 
     for bb, c, tile in itertools.product(range(B), range(C), range(tiles)):
         t0 = tile * TILE
-        gs = [float("nan")] * (TILE + G * tail)
+        gs = [float("nan")] * (TILE + halo4)
         sums = [0.0] * (K + 1)
-        for g in list(range(TILE // G)) + [TILE // G + i for i in range(tail)]:
+        for g in range(TILE // G):
             j0 = G * g
             xw = float4s(x[bb, c], t0 - halo + j0 - sx, nx)
             gw = float4s(ga[bb, c], t0 - lead + j0 - sg, ng)
@@ -127,6 +127,22 @@ def vec_kernel_port(x, ga, gy, w, b, d, p, G=8):
                         sums[k] = sums[k] + gval * xw[sx + e + k * d]
                     sums[K] = sums[K] + gval
                 gs[j] = gval
+        for j in range(TILE, TILE + halo4):  # the tail: one step per thread, x's taps and ga read one by one
+            t = t0 - lead + j
+            xk = [x[bb, c, t0 - halo + j + k * d] if 0 <= t0 - halo + j + k * d < T else 0.0 for k in range(K)]
+            v = b[c] if b is not None else 0.0
+            for k in range(K):
+                v = v + w[c, k] * xk[k]
+            ex = torch.exp(-v)
+            s = 1 / (1 + ex)
+            valid = 0 <= t < T
+            gval = ga[bb, c, t] * s * (1 + v * (1 - s)) if valid else 0.0
+            if valid and 0 <= j - lead < TILE:
+                act[bb, c, t] = v / (1 + ex)
+                for k in range(K):
+                    sums[k] = sums[k] + gval * xk[k]
+                sums[K] = sums[K] + gval
+            gs[j] = gval
         for g in range(TILE // G):
             gw = gs[G * g:G * g + 4 * nd]
             for e in range(G):
