@@ -92,13 +92,18 @@ plt.show()
 # the depthwise's two backward kernels, which each stream a full tensor. ModelNew's backward rung,
 # `kernels/dw_silu_backward.cu`, is one pass between the two GEMMs of the 1x1 conv: it reads `x`, `ga` and `g`,
 # recomputes `v`, and writes `dx` and `a`, with both depthwise gradients and the 1x1 conv's bias gradient as
-# reductions on the way (the three earlier forms of the path, in git history, needed a recompute pass, a SiLU
+# reductions on the way (the earlier forms of the path, in git history, needed a recompute pass, a SiLU
 # pass and bias reductions of their own). What is left above the floor is `ga`'s round trip through memory
 # and the weight gradient's second read of `g`: the next rung fuses the GEMM `ga = W^T g` with this kernel as
 # its epilogue, so `ga` never reaches memory.
+#
+# Below, the heart of rung 4 (the vector path, for odd spans and rows of whole float4s): one thread, 8
+# consecutive steps, K and the dilation compile-time constants, so each tap is a register and every address
+# a register plus an immediate. `x`'s window and `ga` arrive as float4s; `v`, the SiLU terms, `a` and `gv` and
+# the K+1 weight-gradient sums all come from the same registers. Shapes it does not take run rung 3 (same file).
 
 # %%
-show_source("dw_silu_backward.cu", "// gv[t] for t = t_lo + i", "gv_s[i] = g;", after=2)
+show_source("dw_silu_backward.cu", "auto group = [&](int g) {", "gv[e] = gval;", after=3)
 
 # %% [markdown]
 # ## ModelNew's training path
@@ -252,5 +257,5 @@ if not bwd_rows.empty:
 # depthwise backward kernels and its bias reductions dominate, not the GEMMs. ModelNew's default path runs four
 # kernels that matter: the two cuDNN GEMMs, which are near their own byte times, and the backward rung, the
 # largest bar, which runs at well above its byte time (84 MB at the headline; docs/results.md has the numbers
-# and what limits it: instruction issue, not bytes). The fused GEMM-with-epilogue rung (`ga` computed on tensor
+# and what limits it: instruction issue at rung 3, latency and the block's barrier at rung 4). The fused GEMM-with-epilogue rung (`ga` computed on tensor
 # cores inside the kernel that consumes it) is the next one: it removes `ga`'s two trips through memory.
