@@ -1,5 +1,7 @@
 // dw_silu_backward.cu: the depthwise + SiLU half of the backward in one kernel (contract: dw_backward_args.h).
-// Rung 3 of the backward ladder.
+// Rungs 3 and 4 of the backward ladder: rung 4 (the vector path, below rung 3's kernel) takes odd spans, rows of
+// whole float4s and compiled (K, dilation) pairs; rung 3's kernel takes every other shape. What follows describes
+// rung 3; rung 4's own header is above its kernel.
 // Eager runs this half as five kernels over HBM: the forward's depthwise and SiLU again (v, act), silu_backward
 // (gv), then the depthwise's convolution_backward (dx, and a weight-gradient kernel that reduces over B*T); and
 // the 1x1 conv's bias gradient as one more reduction over dy. Here one block owns a (b, c) row and a tile of
@@ -236,23 +238,26 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
 }
 
 // ---- Rung 4: the vector path (odd spans: halo = (K-1)*dilation even, 'same' padding halo/2, T % 4 == 0) ----
-// Rung 3 issued ~210 instructions per output element (ncu, 3aeb90c) for ~45 of arithmetic: per-element bounds
-// checks and 64-bit addresses in the staging loop, runtime tap offsets, ga and gv round trips through shared
-// memory, K+1 warp reductions per 4 outputs. Here each thread owns kVecSteps consecutive steps and K and the
+// Rung 3 is bound by instruction issue (ncu at 3aeb90c), most of its instructions not arithmetic: per-element
+// bounds checks and 64-bit addresses in the staging loop, runtime tap offsets, ga and gv round trips through
+// shared memory, K+1 warp reductions per 4 outputs. Here each thread owns kVecSteps consecutive steps and K and the
 // dilation are compile-time constants, so every index below is a register plus an immediate:
 //   - x's window (kVecSteps + halo steps) comes straight from global memory as float4s (L1 serves the overlap
 //     between neighbouring threads), each float4 wholly inside or outside the row (T % 4 == 0): one predicate each;
 //   - ga and dy are read where they are used, as float4s, never staged;
 //   - v, the SiLU terms, act and gv from registers; the K+1 weight-gradient sums from the same registers; gv to
 //     shared memory as float4s, then one barrier; dx from a window of float4s of gv, stored as float4s;
-//   - the K+1 sums and dy's row sum leave the warp by one reduce-scatter (9 shuffles for 8 sums, not 35).
+//   - the K+1 sums and dy's row sum leave the warp by one reduce-scatter (9 shuffles for 8 sums, not 35);
+//   - the gv past the tile (the halo the transposed depthwise needs) one step per thread of the last warp, so
+//     that no warp of the block carries a second group while the others wait at the barrier.
 // Same numerics as rung 3 (the same expressions in the same order: act and gv eager's bits, dx's taps in aten's
 // order); the weight-gradient and bias sums in another fixed order (deterministic, within float32 rounding).
-// Prediction (first form, 4 steps per thread): ~50 instructions per output instead of ~210, memory-bound, the
-// headline's 84 MB in ~20-21 us. Measured 29.8 us, 143 instructions per output, latency-bound (docs/ladder.md):
-// the per-thread setup and the reductions cost as much as the arithmetic. Now 8 steps per thread (the window's
-// float4s shared by both halves, the setup and the reductions over twice the outputs).
-// Limits: compile-time (K, dilation) pairs in DWBW_VEC_SHAPES; other shapes take rung 3's kernel above.
+// Prediction: about a quarter of rung 3's instructions per output, so memory-bound at the copy rate.
+// Outcome: the instructions fell by half, not three quarters (the IEEE divisions' range checks and branches, the
+// per-thread setup), and the kernel became latency-bound rather than memory-bound: faster than rung 3, short of
+// the copy rate. Each form, its prediction and its measurement: docs/ladder.md ("backward rung 4").
+// Limits: compile-time (K, dilation) pairs in DWBW_VEC_SHAPES, T % 4 == 0, 16-byte aligned tensors, float32;
+// other shapes take rung 3's kernel above.
 // 128 threads per block, one group of kVecSteps steps each: rung 3's 1024-step tiles (and its partials' layout)
 constexpr int kVecSteps = 8, kVecThreads = kTile / kVecSteps, kVecWarps = kVecThreads / 32;
 static_assert(kVecThreads * kVecSteps == kTile && kVecThreads % 32 == 0, "one group of steps per thread");
@@ -514,7 +519,8 @@ int64_t dw_backward_tiles(const DwBackwardArgs& a) {
 
 bool dw_backward_fits(int64_t B, int64_t C, int64_t T, int64_t T_out, int K, int dilation, int padding) {
   const int64_t halo = static_cast<int64_t>(K - 1) * dilation, n = T > T_out ? T : T_out;
-  return padding <= halo && halo <= dwbw::kMaxHalo && B <= 65535 && B * C <= 0x7fffffff &&  // (B*C: the recompute's grid)
+  // B * C: the recompute's grid
+  return padding <= halo && halo <= dwbw::kMaxHalo && B <= 65535 && B * C <= 0x7fffffff &&
          (n + dwbw::kTile - 1) / dwbw::kTile <= 65535 && T <= dwbw::kMaxRow && T_out <= dwbw::kMaxRow;
 }
 

@@ -25,6 +25,8 @@ VARIANT_ARGS=$(for v in $VARIANTS; do printf -- '--variant %s ' "$v"; done)
 {
 log "info"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
 python3 -c "import torch, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, torch.cuda.get_device_name())"
+# the device's copy of the tree may carry a stale git HEAD: pass FUSED_COMMIT=<hash> in the device command
+python3 -c "import fusedkit.results as r; print('results rows are logged under commit', r.git_commit())"
 for stage in $stages; do
   case $stage in
   install)
