@@ -61,16 +61,20 @@ def kernel_port(x, ga, gy, w, b, d, p):
 @pytest.mark.parametrize("B,C,T,K,d,bias", [(2, 3, 37, 5, 2, True), (1, 2, 5, 7, 3, True), (1, 2, 40, 4, 3, False),
                                             (2, 2, 33, 1, 1, True), (1, 1, 20, 3, 4, True)])
 def test_backward_kernel_index_math_equals_autograd(B, C, T, K, d, bias):
-    torch.manual_seed(0)
+    check_port_against_autograd(kernel_port, B, C, T, K, d, bias, C_out=C + 1, seed=0)  # C_out != C
+
+
+def check_port_against_autograd(port, B, C, T, K, d, bias, C_out, seed):
+    """A port's dx, act, dW_dw, db_dw and db_pw against autograd in float64, to 1e-12."""
+    torch.manual_seed(seed)
     p = (K - 1) * d // 2
     dw = torch.nn.Conv1d(C, C, K, padding=p, dilation=d, groups=C, bias=bias).double()
     x = torch.randn(B, C, T, dtype=torch.float64, requires_grad=True)
     act = torch.nn.functional.silu(dw(x))
     ga = torch.randn_like(act)
-    gy = torch.randn(B, C + 1, act.shape[2], dtype=torch.float64)  # C_out != C
+    gy = torch.randn(B, C_out, act.shape[2], dtype=torch.float64)
     want = torch.autograd.grad(act, [x, dw.weight] + ([dw.bias] if bias else []), ga)
-    dx, a, dW, db, db_pw = kernel_port(x.detach(), ga, gy, dw.weight.detach()[:, 0],
-                                       dw.bias.detach() if bias else None, d, p)
+    dx, a, dW, db, db_pw = port(x.detach(), ga, gy, dw.weight.detach()[:, 0], dw.bias.detach() if bias else None, d, p)
     torch.testing.assert_close(dx, want[0], rtol=0, atol=1e-12)
     torch.testing.assert_close(a, act.detach(), rtol=0, atol=1e-12)
     torch.testing.assert_close(dW, want[1][:, 0], rtol=0, atol=1e-12)
@@ -162,19 +166,5 @@ def vec_kernel_port(x, ga, gy, w, b, d, p, G=8):
                                             (2, 1, 20, 9, 4, True),    # halo 32 over 16-step tiles
                                             (1, 1, 44, 5, 3, True)])   # halo 12, lead 6: sg = 2
 def test_vector_kernel_index_math_equals_autograd(B, C, T, K, d, bias):
-    torch.manual_seed(1)
-    p = (K - 1) * d // 2
-    dw = torch.nn.Conv1d(C, C, K, padding=p, dilation=d, groups=C, bias=bias).double()
-    x = torch.randn(B, C, T, dtype=torch.float64, requires_grad=True)
-    act = torch.nn.functional.silu(dw(x))
-    ga = torch.randn_like(act)
-    gy = torch.randn(B, 2 * C + 1, act.shape[2], dtype=torch.float64)  # C_out > 2 C: three dy rows for some c
-    want = torch.autograd.grad(act, [x, dw.weight] + ([dw.bias] if bias else []), ga)
-    dx, a, dW, db, db_pw = vec_kernel_port(x.detach(), ga, gy, dw.weight.detach()[:, 0],
-                                           dw.bias.detach() if bias else None, d, p)
-    torch.testing.assert_close(dx, want[0], rtol=0, atol=1e-12)
-    torch.testing.assert_close(a, act.detach(), rtol=0, atol=1e-12)
-    torch.testing.assert_close(dW, want[1][:, 0], rtol=0, atol=1e-12)
-    torch.testing.assert_close(db_pw, gy.sum((0, 2)), rtol=0, atol=1e-12)
-    if bias:
-        torch.testing.assert_close(db, want[2], rtol=0, atol=1e-12)
+    # C_out = 2 C + 1: three dy rows for some c
+    check_port_against_autograd(vec_kernel_port, B, C, T, K, d, bias, C_out=2 * C + 1, seed=1)
