@@ -67,10 +67,10 @@ GENERAL, EAGER = "general", "eager"
 
 ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # ModelNew's backward (kernels/eager_autograd.h): "dw_kernel" (default) for float32 CUDA input runs cuDNN's data
-# gradient of the 1x1 conv, then kernels/dw_silu_backward.cu (rung 3 of the backward ladder: dx, the activations,
-# both depthwise gradients and the 1x1 conv's bias gradient in one pass), then cuDNN's weight gradient; PyTorch's
-# ops elsewhere. "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic
-# cuDNN). docs/results.md has the measurements of each rung.
+# gradient of the 1x1 conv, then kernels/dw_silu_backward.cu (rungs 3 and 4 of the backward ladder: dx, the
+# activations, both depthwise gradients and the 1x1 conv's bias gradient in one pass), then cuDNN's weight
+# gradient; PyTorch's ops elsewhere. "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for
+# bit under deterministic cuDNN). docs/results.md has the measurements of each rung.
 BACKWARDS = {"eager": 0, "dw_kernel": 1}
 DEFAULT_BACKWARD = "dw_kernel"
 

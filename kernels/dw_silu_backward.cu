@@ -276,6 +276,11 @@ struct VecShape {
   static constexpr int npow = nsum <= 8 ? 8 : 16;  // padded for the reduce-scatter
 };
 
+__device__ __forceinline__ void unpack4(float* dst, float4 q) {
+  dst[0] = q.x; dst[1] = q.y; dst[2] = q.z; dst[3] = q.w;
+}
+__device__ __forceinline__ float4 pack4(const float* src) { return make_float4(src[0], src[1], src[2], src[3]); }
+
 __device__ __forceinline__ float4 ldg4_in(const float* __restrict__ row, int t, int len) {
   return in_row(t, len) ? __ldg(reinterpret_cast<const float4*>(row + t)) : make_float4(0.f, 0.f, 0.f, 0.f);
 }
@@ -337,15 +342,9 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
     const int j0 = G * g, xb = t0 - S::halo + j0 - S::sx, gb = t0 - S::lead + j0 - S::sg;
     float xw[4 * S::nx], gw[4 * S::ng];
 #pragma unroll
-    for (int m = 0; m < S::nx; ++m) {
-      const float4 q = ldg4_in(xr, xb + 4 * m, T);
-      xw[4 * m] = q.x; xw[4 * m + 1] = q.y; xw[4 * m + 2] = q.z; xw[4 * m + 3] = q.w;
-    }
+    for (int m = 0; m < S::nx; ++m) unpack4(xw + 4 * m, ldg4_in(xr, xb + 4 * m, T));
 #pragma unroll
-    for (int m = 0; m < S::ng; ++m) {
-      const float4 q = ldg4_in(gr, gb + 4 * m, T);
-      gw[4 * m] = q.x; gw[4 * m + 1] = q.y; gw[4 * m + 2] = q.z; gw[4 * m + 3] = q.w;
-    }
+    for (int m = 0; m < S::ng; ++m) unpack4(gw + 4 * m, ldg4_in(gr, gb + 4 * m, T));
     float gv[G], act[G];
     bool own[G];
 #pragma unroll
@@ -367,16 +366,13 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
       if (actr) act[e] = v / (1.0f + ex);
     }
 #pragma unroll
-    for (int m = 0; m < S::G4; ++m)
-      gs4[g * S::G4 + m] = make_float4(gv[4 * m], gv[4 * m + 1], gv[4 * m + 2], gv[4 * m + 3]);
+    for (int m = 0; m < S::G4; ++m) gs4[g * S::G4 + m] = pack4(gv + 4 * m);
     if (actr) {
       const int ta = t0 - S::lead + j0;
       if constexpr (S::sg == 0) {  // 4 steps from a 16-byte boundary: owned together or not at all
 #pragma unroll
         for (int m = 0; m < S::G4; ++m)
-          if (own[4 * m])
-            *reinterpret_cast<float4*>(actr + ta + 4 * m) =
-                make_float4(act[4 * m], act[4 * m + 1], act[4 * m + 2], act[4 * m + 3]);
+          if (own[4 * m]) *reinterpret_cast<float4*>(actr + ta + 4 * m) = pack4(act + 4 * m);
       } else {
 #pragma unroll
         for (int e = 0; e < G; ++e)
@@ -416,10 +412,7 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
   if (a.dx && t0 + G * tid < T) {
     float gw[4 * S::nd];
 #pragma unroll
-    for (int m = 0; m < S::nd; ++m) {
-      const float4 q = gs4[S::G4 * tid + m];
-      gw[4 * m] = q.x; gw[4 * m + 1] = q.y; gw[4 * m + 2] = q.z; gw[4 * m + 3] = q.w;
-    }
+    for (int m = 0; m < S::nd; ++m) unpack4(gw + 4 * m, gs4[S::G4 * tid + m]);
     float dx[G];
 #pragma unroll
     for (int e = 0; e < G; ++e) {
@@ -431,9 +424,7 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
     float* dxr = a.dx + row * a.T + t0 + G * tid;
 #pragma unroll
     for (int m = 0; m < S::G4; ++m)  // T % 4 == 0: each float4 wholly inside the row or outside
-      if (t0 + G * tid + 4 * m < T)
-        *reinterpret_cast<float4*>(dxr + 4 * m) =
-            make_float4(dx[4 * m], dx[4 * m + 1], dx[4 * m + 2], dx[4 * m + 3]);
+      if (t0 + G * tid + 4 * m < T) *reinterpret_cast<float4*>(dxr + 4 * m) = pack4(dx + 4 * m);
   }
   const int tile = blockIdx.y;
   if (tid <= K) {
@@ -472,15 +463,11 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// Whether the vector path takes these args (besides dw_backward_fits): a compiled (K, dilation), 'same' padding of
-// an even span (T_out == T), rows of whole float4s, 16-byte aligned tensors.
+// Whether the vector path can take these args (besides dw_backward_fits and a compiled (K, dilation), which the
+// launch checks): 'same' padding of an even span (T_out == T), rows of whole float4s, 16-byte aligned tensors.
 inline bool vec_path(const DwBackwardArgs& a) {
-  bool compiled = false;
-#define DWBW_VEC_HAS(KK, DD) compiled = compiled || (a.K == KK && a.dilation == DD);
-  DWBW_VEC_SHAPES(DWBW_VEC_HAS)
-#undef DWBW_VEC_HAS
   const int halo = (a.K - 1) * a.dilation;
-  return compiled && halo % 2 == 0 && a.padding == halo / 2 && a.T == a.T_out && a.T % 4 == 0 && aligned16(a.x) &&
+  return halo % 2 == 0 && a.padding == halo / 2 && a.T == a.T_out && a.T % 4 == 0 && aligned16(a.x) &&
          aligned16(a.ga) && (!a.gy || aligned16(a.gy)) && (!a.dx || aligned16(a.dx)) && (!a.act || aligned16(a.act));
 }
 
@@ -528,10 +515,9 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   if (!dw_backward_fits(a.B, a.C, a.T, a.T_out, a.K, a.dilation, a.padding))
     throw std::runtime_error("dw_silu_backward: shape outside the kernel's limits (dw_backward_fits)");
   const int64_t halo = static_cast<int64_t>(a.K - 1) * a.dilation, tiles = dw_backward_tiles(a);
-  const size_t smem = dwbw::smem_bytes(a.K, static_cast<int>(halo));
   const dim3 grid(static_cast<unsigned>(a.C), static_cast<unsigned>(tiles), static_cast<unsigned>(a.B));
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (dwbw::vec_path(a)) {
+  if (dwbw::vec_path(a)) {  // a compiled (K, dilation) launches rung 4 and returns; others fall through to rung 3
 #define DWBW_VEC_LAUNCH(KK, DD)                                                          \
   if (a.K == KK && a.dilation == DD) {                                                    \
     dwbw::dw_silu_backward_vec_kernel<KK, DD><<<grid, dwbw::kVecThreads, 0, s>>>(a);      \
@@ -540,6 +526,7 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
     DWBW_VEC_SHAPES(DWBW_VEC_LAUNCH)
 #undef DWBW_VEC_LAUNCH
   }
+  const size_t smem = dwbw::smem_bytes(a.K, static_cast<int>(halo));
   switch (a.K) {
     case 3: dwbw::dw_silu_backward_kernel<3><<<grid, dwbw::kThreads, smem, s>>>(a); break;
     case 4: dwbw::dw_silu_backward_kernel<4><<<grid, dwbw::kThreads, smem, s>>>(a); break;

@@ -13,8 +13,8 @@
 // Builds that define DWSEP_BACKWARD_KERNEL (every CUDA variant and the general path) link dw_silu_backward.cu:
 // there, for float32 CUDA input, backward mode 1 (ModelNew's default) runs cuDNN's data gradient of the 1x1 conv
 // (ga, eager's call), then that kernel for dx, the activations, the depthwise's weight and bias gradients and the
-// 1x1 conv's bias gradient (rung 3 of the backward ladder), then cuDNN's weight gradient of the 1x1 conv from the
-// kernel's activations: no separate recompute, silu_backward, depthwise backward or bias reductions. Gradients
+// 1x1 conv's bias gradient (rungs 3 and 4 of the backward ladder), then cuDNN's weight gradient of the 1x1 conv
+// from the kernel's activations: no separate recompute, silu_backward, depthwise backward or bias reductions. Gradients
 // within float32 summation order of eager's (dx and dW_pw bit for bit where cuDNN picks the same algorithms).
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once

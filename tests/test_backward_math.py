@@ -112,41 +112,31 @@ def vec_kernel_port(x, ga, gy, w, b, d, p, G=8):
         t0 = tile * TILE
         gs = [float("nan")] * (TILE + halo4)
         sums = [0.0] * (K + 1)
-        for g in range(TILE // G):
-            j0 = G * g
-            xw = float4s(x[bb, c], t0 - halo + j0 - sx, nx)
-            gw = float4s(ga[bb, c], t0 - lead + j0 - sg, ng)
-            for e in range(G):
-                j, t = j0 + e, t0 - lead + j0 + e
-                v = b[c] if b is not None else 0.0
-                for k in range(K):
-                    v = v + w[c, k] * xw[sx + e + k * d]
-                ex = torch.exp(-v)
-                s = 1 / (1 + ex)
-                valid = 0 <= t < T
-                gval = gw[sg + e] * s * (1 + v * (1 - s)) if valid else 0.0
-                if valid and 0 <= j - lead < TILE:
-                    act[bb, c, t] = v / (1 + ex)
-                    for k in range(K):
-                        sums[k] = sums[k] + gval * xw[sx + e + k * d]
-                    sums[K] = sums[K] + gval
-                gs[j] = gval
-        for j in range(TILE, TILE + halo4):  # the tail: one step per thread, x's taps and ga read one by one
+        def step(j, xk, ga_t):  # one gv step from its K x taps; ga_t() reads ga at t, only where t is in the row
             t = t0 - lead + j
-            xk = [x[bb, c, t0 - halo + j + k * d] if 0 <= t0 - halo + j + k * d < T else 0.0 for k in range(K)]
             v = b[c] if b is not None else 0.0
             for k in range(K):
                 v = v + w[c, k] * xk[k]
             ex = torch.exp(-v)
             s = 1 / (1 + ex)
             valid = 0 <= t < T
-            gval = ga[bb, c, t] * s * (1 + v * (1 - s)) if valid else 0.0
+            gval = ga_t() * s * (1 + v * (1 - s)) if valid else 0.0
             if valid and 0 <= j - lead < TILE:
                 act[bb, c, t] = v / (1 + ex)
                 for k in range(K):
                     sums[k] = sums[k] + gval * xk[k]
                 sums[K] = sums[K] + gval
             gs[j] = gval
+
+        for g in range(TILE // G):
+            j0 = G * g
+            xw = float4s(x[bb, c], t0 - halo + j0 - sx, nx)
+            gw = float4s(ga[bb, c], t0 - lead + j0 - sg, ng)
+            for e in range(G):
+                step(j0 + e, [xw[sx + e + k * d] for k in range(K)], lambda e=e: gw[sg + e])
+        for j in range(TILE, TILE + halo4):  # the tail: one step per thread, x's taps and ga read one by one
+            xk = [x[bb, c, t0 - halo + j + k * d] if 0 <= t0 - halo + j + k * d < T else 0.0 for k in range(K)]
+            step(j, xk, lambda j=j: ga[bb, c, t0 - lead + j])
         for g in range(TILE // G):
             gw = gs[G * g:G * g + 4 * nd]
             for e in range(G):
