@@ -17,7 +17,9 @@ RESULTS_CSV = Path(os.environ.get("FUSED_RESULTS", ROOT / "results" / "timings.c
 
 
 LAUNCHER = "launcher.cpp"
-BACKWARD_KERNEL = "dw_silu_backward.cu"  # the depthwise half of the backward, built beside every CUDA variant
+# the depthwise half of the backward (rungs 3-4, and rung 5 with the 1x1 conv's data gradient), built beside every
+# CUDA variant
+BACKWARD_KERNELS = ("dw_silu_backward.cu", "dw_silu_backward_tc.cu")
 
 
 # Headline shape (KernelBench style).
@@ -66,13 +68,15 @@ GENERAL, EAGER = "general", "eager"
 
 
 ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
-# ModelNew's backward (kernels/eager_autograd.h): "dw_kernel" (default) for float32 CUDA input runs cuDNN's data
-# gradient of the 1x1 conv, then kernels/dw_silu_backward.cu (rungs 3 and 4 of the backward ladder: dx, the
-# activations, both depthwise gradients and the 1x1 conv's bias gradient in one pass), then cuDNN's weight
-# gradient; PyTorch's ops elsewhere. "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for
-# bit under deterministic cuDNN). docs/results.md has the measurements of each rung.
-BACKWARDS = {"eager": 0, "dw_kernel": 1}
-DEFAULT_BACKWARD = "dw_kernel"
+# ModelNew's backward (kernels/eager_autograd.h): "dw_kernel" for float32 CUDA input runs cuDNN's data gradient of
+# the 1x1 conv, then kernels/dw_silu_backward.cu (rungs 3 and 4 of the backward ladder: dx, the activations, both
+# depthwise gradients and the 1x1 conv's bias gradient in one pass), then cuDNN's weight gradient; PyTorch's ops
+# elsewhere. "fused": where torch.backends.cudnn.allow_tf32 is on and the shape fits (C, C_out <= 128, rung 4's
+# vector shapes), kernels/dw_silu_backward_tc.cu (rung 5) computes the data gradient itself on TF32 tensor cores
+# in the same pass; elsewhere it is "dw_kernel". "eager" runs PyTorch's backward ops throughout (eager's gradients,
+# bit for bit under deterministic cuDNN). docs/results.md has the measurements of each rung.
+BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2}
+DEFAULT_BACKWARD = "fused"
 
 
 BASELINES = ("eager", "eager_fp32", "compile", "clone", "modelnew", "general")  # modelnew: ModelNew's rule,

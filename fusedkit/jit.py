@@ -19,7 +19,7 @@ import torch
 from filelock import FileLock
 
 from . import config
-from .config import LAUNCHER, BACKWARD_KERNEL, ROOT
+from .config import LAUNCHER, BACKWARD_KERNELS, ROOT
 from .registry import Variant, variant_info
 
 HOST_CFLAGS = ("-O3", "-fopenmp")  # every build's C++ flags (the CPU variant's OpenMP; harmless elsewhere)
@@ -118,6 +118,12 @@ def source_hash(variant: str, kernels_dir: Path | None = None) -> str:
     return h.hexdigest()[:12]
 
 
+def backward_sources(kdir: Path) -> list[Path]:
+    """The backward's CUDA files in `kdir`, in config.BACKWARD_KERNELS' order (one translation unit with the
+    forward's); an earlier commit's kernels/ (scripts/backward_ab.py) may lack the later ones."""
+    return [kdir / f for f in BACKWARD_KERNELS if (kdir / f).is_file()]
+
+
 def build_plan(v: Variant, defines: dict | None):
     """Extension name (content-hashed), sources and flags for one variant + compile-time defines."""
     kdir = v.path.parent
@@ -130,9 +136,9 @@ def build_plan(v: Variant, defines: dict | None):
         return f'#line 1 "{path}"\n{path.read_text()}'
 
     launcher = kdir / LAUNCHER
-    backward = kdir / BACKWARD_KERNEL  # the depthwise half of the backward, linked into every CUDA variant
+    backward = backward_sources(kdir)  # the depthwise half of the backward, linked into every CUDA variant
     if v.device == "cuda":
-        cpp, cuda = [preamble + with_line(launcher)], [preamble + with_line(v.path) + "\n" + with_line(backward)]
+        cpp, cuda = [preamble + with_line(launcher)], [preamble + "\n".join(map(with_line, [v.path, *backward]))]
     else:
         cpp, cuda = [preamble + with_line(launcher), preamble + with_line(v.path)], None
     cflags = list(HOST_CFLAGS)  # one set for every build, so one precompiled torch header serves them all
@@ -141,7 +147,7 @@ def build_plan(v: Variant, defines: dict | None):
     arch = (v.arch or cuda_arch()) if v.device == "cuda" else "-"
     h = hashlib.sha256()
     files = _with_headers(v.path, kdir) + _with_headers(launcher, kdir) + (
-        _with_headers(backward, kdir) if v.device == "cuda" else [])
+        [f for b in backward for f in _with_headers(b, kdir)] if v.device == "cuda" else [])
     for part in [*(f.name.encode() + f.read_bytes() for f in files), preamble.encode(), repr(
             (cflags, cuda_flags, ldflags, arch, torch.__version__, torch.version.cuda, sys.version_info[:2],
              str(kdir))).encode()]:
@@ -338,13 +344,13 @@ def general_kernel(kernels_dir: Path | None = None):
     is forward with eager's backward (kernels/eager_autograd.h). `kernels_dir`: another copy of kernels/ (an
     earlier commit's, for an A/B of the backward: scripts/backward_ab.py)."""
     kdir = Path(kernels_dir) if kernels_dir is not None else config.KERNELS_DIR
-    cpp, cu, bw = kdir / "general.cpp", kdir / "dw_silu.cu", kdir / BACKWARD_KERNEL
+    cpp, cu, bw = kdir / "general.cpp", kdir / "dw_silu.cu", backward_sources(kdir)
     arch = cuda_arch()
-    files = _with_headers(cpp, kdir) + _with_headers(cu, kdir) + _with_headers(bw, kdir)
+    files = _with_headers(cpp, kdir) + _with_headers(cu, kdir) + [f for b in bw for f in _with_headers(b, kdir)]
     h = hashlib.sha256(repr(([f.name for f in files], [f.read_bytes() for f in files], arch, torch.__version__,
                              torch.version.cuda, sys.version_info[:2])).encode())
     kwargs = dict(cpp_sources=f'#define DWSEP_BACKWARD_KERNEL 1\n#line 1 "{cpp}"\n' + cpp.read_text(),
-                  cuda_sources=f'#line 1 "{cu}"\n' + cu.read_text() + f'\n#line 1 "{bw}"\n' + bw.read_text(),
+                  cuda_sources="\n".join(f'#line 1 "{f}"\n' + f.read_text() for f in [cu, *bw]),
                   extra_cflags=list(HOST_CFLAGS), extra_ldflags=["-fopenmp"],
                   extra_cuda_cflags=["-O3", "-lineinfo"], extra_include_paths=[str(kdir)], with_cuda=True,
                   no_implicit_headers=True)

@@ -184,7 +184,15 @@ def _train_impl(x, w_dw, b_dw, w_pw, b_pw, dilation: int, padding: int, variant:
     if r.name == EAGER:
         return eager_forward(x, *args)
     ext = general_kernel() if r.name == GENERAL else r.ext
-    return ext.forward_train(x, *args, BACKWARDS[backward])
+    return ext.forward_train(x, *args, backward_mode(backward))
+
+
+def backward_mode(backward: str) -> int:
+    """The C++ backward mode (kernels/eager_autograd.h) for a BACKWARDS name under the TF32 switch as it stands:
+    "fused" computes the 1x1 conv's data gradient on TF32 tensor cores, so with allow_tf32 off it runs as
+    "dw_kernel" (cuDNN's strict data gradient, then rung 4), keeping the strict class."""
+    mode = BACKWARDS[backward]
+    return BACKWARDS["dw_kernel"] if mode == BACKWARDS["fused"] and not torch.backends.cudnn.allow_tf32 else mode
 
 
 # The fused op as a PyTorch operator: torch.compile(fullgraph=True) and torch.export see one opaque node (its

@@ -7,19 +7,30 @@
 // and, for the 1x1 conv's bias, db_pw[o] = sum_{b,t} gy[b, o, t]. The reductions are written as per-block partial
 // sums, partial[(c * (K + 1) + k) * n + tile * B + b] (k = K: the bias; n = tiles * B) and
 // partial_pw[o * n + tile * B + b], which dw_backward_finish sums in a fixed order: deterministic, no atomics.
+// Rung 5 (dw_silu_backward_tc.cu) takes w_pw instead of ga and computes ga = W_pw^T gy itself, per 64-step tile on
+// TF32 tensor cores; its partials have the same layout over its own tiles.
 #pragma once
 #include <cstdint>
 
+// The (K, dilation) pairs compiled for the vector paths (rungs 4 and 5): X(K, D) for each.
+#define DWBW_VEC_SHAPES(X) \
+  X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(9, 1) X(9, 2) \
+  X(9, 4)
+
+// Rung 5's tile: output steps per block.
+constexpr int kTcTile = 64;
+
 struct DwBackwardArgs {
   const float* x;     // (B, C, T) float32, contiguous
-  const float* ga;    // (B, C, T_out) float32, contiguous
-  const float* gy;    // (B, C_out, T_out) float32, contiguous, or nullptr (no db_pw)
+  const float* ga;    // (B, C, T_out) float32, contiguous (rungs 3 and 4; rung 5: nullptr)
+  const float* gy;    // (B, C_out, T_out) float32, contiguous, or nullptr (no db_pw; rung 5: always given)
+  const float* w_pw;  // (C_out, C) float32: rung 5 only (it computes ga from gy), else nullptr
   const float* w_dw;  // (C, K) float32
   const float* b_dw;  // (C) float32, or nullptr
   float* dx;          // (B, C, T), or nullptr (x needs no gradient)
   float* act;         // (B, C, T_out), or nullptr (W_pw needs no gradient)
   float* partial;     // (C * (K + 1), tiles * B)
-  float* partial_pw;  // (C_out, tiles * B) where gy is given
+  float* partial_pw;  // (C_out, tiles * B) where db_pw is wanted, else nullptr
   int64_t B, C, C_out, T, T_out;
   int K, dilation, padding;
 };
@@ -28,11 +39,23 @@ struct DwBackwardArgs {
 // B) and dw_silu_forward's (B * C, tiles) within CUDA's limits, rows short enough for 32-bit in-row indices.
 // Callers route other shapes elsewhere.
 bool dw_backward_fits(int64_t B, int64_t C, int64_t T, int64_t T_out, int K, int dilation, int padding);
-// Tiles along time the launch uses for these args (the partial buffers hold tiles * B sums per output).
+// Tiles along time the launch uses for these args (the partial buffers hold tiles * B sums per output): rung 5's
+// 64-step tiles where a.w_pw is set, else 1024-step tiles.
 int64_t dw_backward_tiles(const DwBackwardArgs& a);
+// Whether rung 4's vector path takes these args: 'same' padding of an even span (T_out == T), T % 4 == 0, 16-byte
+// aligned tensors, a compiled (K, dilation) pair.
+bool dw_backward_vec_shape(const DwBackwardArgs& a);
+// Whether rung 5 (dw_silu_backward_tc) takes these args: rung 4's vector shapes with C <= 128 and C_out <= 128,
+// float32, on a GPU of compute capability 8.0 or newer (mma.sync TF32), its grid within CUDA's limits.
+bool dw_backward_tc_fits(const DwBackwardArgs& a);
+// Rung 5's launch on `stream`: like dw_silu_backward with ga = W_pw^T gy computed in the kernel (TF32 operands
+// rounded to nearest even, as cuDNN's data gradient rounds them, fp32 accumulation). Throws where
+// dw_backward_tc_fits is false.
+void dw_silu_backward_tc(const DwBackwardArgs& a, void* stream);
 // Launch on `stream` (a cudaStream_t). Throws std::runtime_error where dw_backward_fits is false.
 void dw_silu_backward(const DwBackwardArgs& a, void* stream);
-// The fixed-order sums of the partials: dW_dw (C, K), db_dw (C) where not nullptr, db_pw (C_out) where gy was given.
+// The fixed-order sums of the partials: dW_dw (C, K), db_dw (C) where not nullptr, db_pw (C_out) where not nullptr
+// (partial_pw then holds its partials).
 void dw_backward_finish(const DwBackwardArgs& a, float* dw_dw, float* db_dw, float* db_pw, void* stream);
 // act = silu(dw(x)) (B, C, T_out) float32 with eager's bits, the recompute the 1x1 conv's backward needs where
 // x needs no gradient; reads x, w_dw, b_dw and the shape of `a` only. Same limits as dw_silu_backward.

@@ -456,11 +456,6 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
   }
 }
 
-// The (K, dilation) pairs compiled for the vector path: X(K, D) for each.
-#define DWBW_VEC_SHAPES(X) \
-  X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(9, 1) X(9, 2) \
-  X(9, 4)
-
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // Whether the vector path can take these args (besides dw_backward_fits and a compiled (K, dilation), which the
@@ -500,8 +495,16 @@ __global__ void __launch_bounds__(kFinishThreads) dw_backward_finish_kernel(cons
 }  // namespace dwbw
 
 int64_t dw_backward_tiles(const DwBackwardArgs& a) {
-  const int64_t n = a.T > a.T_out ? a.T : a.T_out;
-  return (n + dwbw::kTile - 1) / dwbw::kTile;
+  const int64_t n = a.T > a.T_out ? a.T : a.T_out, tile = a.w_pw ? kTcTile : dwbw::kTile;
+  return (n + tile - 1) / tile;
+}
+
+bool dw_backward_vec_shape(const DwBackwardArgs& a) {
+  bool compiled = false;
+#define DWBW_VEC_COMPILED(KK, DD) compiled = compiled || (a.K == KK && a.dilation == DD);
+  DWBW_VEC_SHAPES(DWBW_VEC_COMPILED)
+#undef DWBW_VEC_COMPILED
+  return compiled && dwbw::vec_path(a);
 }
 
 bool dw_backward_fits(int64_t B, int64_t C, int64_t T, int64_t T_out, int K, int dilation, int padding) {
@@ -537,7 +540,7 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
 }
 
 void dw_backward_finish(const DwBackwardArgs& a, float* dw_dw, float* db_dw, float* db_pw, void* stream) {
-  const int64_t outs = a.C * (a.K + 1) + (a.gy ? a.C_out : 0);
+  const int64_t outs = a.C * (a.K + 1) + (db_pw ? a.C_out : 0);
   if (outs > 0x7fffffff) throw std::runtime_error("dw_backward_finish: shape exceeds the launch grid");
   dwbw::dw_backward_finish_kernel<<<static_cast<unsigned>(outs), dwbw::kFinishThreads, 0,
                                     static_cast<cudaStream_t>(stream)>>>(

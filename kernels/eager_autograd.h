@@ -16,6 +16,9 @@
 // 1x1 conv's bias gradient (rungs 3 and 4 of the backward ladder), then cuDNN's weight gradient of the 1x1 conv
 // from the kernel's activations: no separate recompute, silu_backward, depthwise backward or bias reductions. Gradients
 // within float32 summation order of eager's (dx and dW_pw bit for bit where cuDNN picks the same algorithms).
+// Mode 2 (ModelNew's default where torch.backends.cudnn.allow_tf32 is on) runs rung 5 instead of cuDNN's data
+// gradient + that kernel where rung 5 takes the shape (dw_silu_backward_tc.cu: ga = W_pw^T dy on TF32 tensor cores
+// inside the kernel; dx and the depthwise gradients then within TF32 summation order of eager's), else mode 1.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -53,39 +56,49 @@ struct DwKernelGrads {
   at::Tensor dx, dw_dw, db_dw, act, db_pw;
 };
 
-// From ga = dL/d act by dw_silu_backward.cu (see dw_kernel_runs): dx (want_dx), act (want_act: the 1x1 conv's
-// weight gradient reads it), dW_dw and db_dw (where b_dw is defined), db_pw = sum of gy over (B, T) (where gy is
-// defined). Two launches: the kernel, then the fixed-order sums of its partials.
-inline DwKernelGrads dw_kernel_backward(const at::Tensor& ga, const at::Tensor& gy, const at::Tensor& x,
-                                        const at::Tensor& w_dw, const at::Tensor& b_dw, int64_t dilation,
-                                        int64_t padding, bool want_dx, bool want_act) {
+// From ga = dL/d act by dw_silu_backward.cu (see dw_kernel_runs), or, where `w_pw` is defined, from gy alone by
+// dw_silu_backward_tc.cu (rung 5: ga = W_pw^T gy computed in the kernel, TF32): dx (want_dx), act (want_act: the 1x1
+// conv's weight gradient reads it), dW_dw and db_dw (where b_dw is defined), db_pw = sum of gy over (B, T)
+// (want_db_pw; rungs 3 and 4 take gy for it only then). Two launches: the kernel, then the fixed-order sums of its
+// partials. Rung 5 returns nullopt where it cannot take the args (dw_backward_tc_fits): the caller runs rung 3/4.
+inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, const at::Tensor& gy, const at::Tensor& x,
+                                                       const at::Tensor& w_dw, const at::Tensor& b_dw,
+                                                       int64_t dilation, int64_t padding, bool want_dx,
+                                                       bool want_act, bool want_db_pw,
+                                                       const at::Tensor& w_pw = at::Tensor()) {
 #ifdef DWSEP_BACKWARD_KERNEL
   const c10::cuda::CUDAGuard guard(x.device());
-  const at::Tensor xc = x.contiguous(), gc = ga.contiguous(), w = w_dw.contiguous();
+  const bool tc = w_pw.defined();
+  const at::Tensor xc = x.contiguous(), w = w_dw.contiguous();
+  const at::Tensor gc = tc ? at::Tensor() : ga.contiguous();
   const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
-  const at::Tensor gyc = gy.defined() ? gy.contiguous() : at::Tensor();
+  const at::Tensor gyc = gy.defined() && (tc || want_db_pw) ? gy.contiguous() : at::Tensor();
+  const at::Tensor wpc = tc ? w_pw.contiguous() : at::Tensor();
   DwBackwardArgs a{};
   a.x = xc.data_ptr<float>();
-  a.ga = gc.data_ptr<float>();
+  a.ga = tc ? nullptr : gc.data_ptr<float>();
   a.gy = gyc.defined() ? gyc.data_ptr<float>() : nullptr;
+  a.w_pw = tc ? wpc.data_ptr<float>() : nullptr;
   a.w_dw = w.data_ptr<float>();
   a.b_dw = bc.defined() ? bc.data_ptr<float>() : nullptr;
-  a.B = xc.size(0); a.C = xc.size(1); a.T = xc.size(2); a.T_out = gc.size(2);
+  a.B = xc.size(0); a.C = xc.size(1); a.T = xc.size(2); a.T_out = tc ? gyc.size(2) : gc.size(2);
   a.C_out = gyc.defined() ? gyc.size(1) : 0;
   a.K = static_cast<int>(w.size(2)); a.dilation = static_cast<int>(dilation); a.padding = static_cast<int>(padding);
+  // the outputs are the caching allocator's (512-byte aligned), so the alignment the vector paths need is x's and gy's
+  if (tc && !dw_backward_tc_fits(a)) return c10::nullopt;
   DwKernelGrads g;
   if (want_dx) g.dx = at::empty_like(xc);
-  if (want_act) g.act = at::empty_like(gc);
+  if (want_act) g.act = at::empty({a.B, a.C, a.T_out}, xc.options());
   const int64_t n = dw_backward_tiles(a) * a.B;
   at::Tensor partial = at::empty({a.C * (a.K + 1), n}, xc.options());
-  at::Tensor partial_pw = at::empty({a.C_out, n}, xc.options());
+  at::Tensor partial_pw = want_db_pw ? at::empty({a.C_out, n}, xc.options()) : at::Tensor();
   g.dw_dw = at::empty(w_dw.sizes(), xc.options());
   if (bc.defined()) g.db_dw = at::empty({a.C}, xc.options());
-  if (gyc.defined()) g.db_pw = at::empty({a.C_out}, xc.options());
+  if (want_db_pw) g.db_pw = at::empty({a.C_out}, xc.options());
   a.dx = want_dx ? g.dx.data_ptr<float>() : nullptr;
   a.act = want_act ? g.act.data_ptr<float>() : nullptr;
   a.partial = partial.data_ptr<float>();
-  a.partial_pw = partial_pw.data_ptr<float>();
+  a.partial_pw = want_db_pw ? partial_pw.data_ptr<float>() : nullptr;
   if (n == 0 || a.C == 0) {  // empty input: the sums are zero, dx and act empty
     g.dw_dw.zero_();
     if (g.db_dw.defined()) g.db_dw.zero_();
@@ -93,9 +106,10 @@ inline DwKernelGrads dw_kernel_backward(const at::Tensor& ga, const at::Tensor& 
     return g;
   }
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
-  dw_silu_backward(a, stream);
+  tc ? dw_silu_backward_tc(a, stream) : dw_silu_backward(a, stream);
   cudaError_t err = cudaGetLastError();
-  TORCH_CHECK(err == cudaSuccess, "dw_silu_backward: kernel launch failed: ", cudaGetErrorString(err));
+  TORCH_CHECK(err == cudaSuccess, tc ? "dw_silu_backward_tc" : "dw_silu_backward", ": kernel launch failed: ",
+              cudaGetErrorString(err));
   dw_backward_finish(a, g.dw_dw.data_ptr<float>(), g.db_dw.defined() ? g.db_dw.data_ptr<float>() : nullptr,
                      g.db_pw.defined() ? g.db_pw.data_ptr<float>() : nullptr, stream);
   err = cudaGetLastError();
@@ -103,8 +117,9 @@ inline DwKernelGrads dw_kernel_backward(const at::Tensor& ga, const at::Tensor& 
   return g;
 #else
   (void)ga; (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)dilation; (void)padding; (void)want_dx; (void)want_act;
+  (void)want_db_pw; (void)w_pw;
   TORCH_CHECK(false, "dw_silu_backward is not built into this extension");
-  return {};
+  return c10::nullopt;
 #endif
 }
 
@@ -144,18 +159,25 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
   const int64_t c = x.size(1);
   const bool need_act = need[0] || need[1] || need[2];
   const std::vector<int64_t> pw_bias{w_pw.size(0)}, dw_bias{c};
-  const bool kernel = mode == 1 && dw_kernel_runs(x, gy, w_dw, b_dw, dilation, padding);
+  const bool kernel = mode >= 1 && dw_kernel_runs(x, gy, w_dw, b_dw, dilation, padding);
   std::array<at::Tensor, 5> g{};
   if (kernel && need_act) {
-    // mode 1, the depthwise half needed: ga by cuDNN's data gradient of the 1x1 conv (eager's call, its bits; the
-    // input is only a shape there), then dw_silu_backward.cu for dx, act, dW_dw, db_dw and db_pw, then the 1x1
-    // conv's weight gradient from that act
-    const at::Tensor shape_only = at::empty({x.size(0), c, gy.size(2)}, x.options());
-    const at::Tensor ga = std::get<0>(at::convolution_backward(gy, shape_only, w_pw, at::OptionalIntArrayRef(), {1},
-                                                               {0}, {1}, false, {0}, 1, {true, false, false}));
+    // mode 2 (the caller's choice where TF32 is on), the depthwise half needed: dw_silu_backward_tc.cu computes ga
+    // itself, with dx, act, dW_dw, db_dw and db_pw, where it takes the shape. Else (mode 1, or rung 5 cannot take
+    // it): ga by cuDNN's data gradient of the 1x1 conv (eager's call, its bits; the input is only a shape there),
+    // then dw_silu_backward.cu for the same outputs. Then the 1x1 conv's weight gradient from that act.
     const bool db_pw = need[4] && b_pw.defined();
-    DwKernelGrads d = dw_kernel_backward(ga, db_pw ? gy : at::Tensor(), x, w_dw, b_dw, dilation, padding, need[0],
-                                         need[3]);
+    c10::optional<DwKernelGrads> fused;
+    if (mode == 2 && w_pw.scalar_type() == at::kFloat)
+      fused = dw_kernel_backward(at::Tensor(), gy, x, w_dw, b_dw, dilation, padding, need[0], need[3], db_pw,
+                                 w_pw.reshape({w_pw.size(0), w_pw.size(1)}));
+    if (!fused) {
+      const at::Tensor shape_only = at::empty({x.size(0), c, gy.size(2)}, x.options());
+      const at::Tensor ga = std::get<0>(at::convolution_backward(gy, shape_only, w_pw, at::OptionalIntArrayRef(),
+                                                                 {1}, {0}, {1}, false, {0}, 1, {true, false, false}));
+      fused = dw_kernel_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], need[3], db_pw);
+    }
+    DwKernelGrads& d = *fused;
     if (need[0]) g[0] = d.dx;
     if (need[1]) g[1] = d.dw_dw;
     if (need[2]) g[2] = d.db_dw;
@@ -187,7 +209,8 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
 }
 
 // Impl::run(x, w_dw, b_dw, w_pw, b_pw, dilation, padding) -> y computes the forward (autograd is off inside).
-// `backward`: 0 = eager's ops throughout, 1 = dw_silu_backward.cu for the depthwise half where it runs.
+// `backward`: 0 = eager's ops throughout, 1 = dw_silu_backward.cu for the depthwise half where it runs, 2 = as 1
+// with rung 5 (dw_silu_backward_tc.cu: the 1x1 conv's data gradient in the kernel, TF32) where it takes the shape.
 template <class Impl>
 struct DwSepFunction : public torch::autograd::Function<DwSepFunction<Impl>> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w_dw,

@@ -2,7 +2,8 @@
 Usage: compute-sanitizer --tool memcheck python scripts/sanitize_case.py VARIANT [NAME=VALUE ...]
 (NAME=VALUE: compile-time parameters over the variant's tuned ones). VARIANT `general`: the general path's
 dw_silu kernel (kernels/dw_silu.cu) in every dtype, against eager. VARIANT `backward`: the depthwise half of the
-backward (kernels/dw_silu_backward.cu) through the general path's forward_train, gradients against eager's."""
+backward (kernels/dw_silu_backward.cu, rungs 3-4, and dw_silu_backward_tc.cu, rung 5) through the general path's
+forward_train, gradients against eager's."""
 import sys
 from pathlib import Path
 
@@ -35,16 +36,20 @@ if variant == "backward":
                            dict(B=3, C_in=8, C_out=20, T=1501, K=9, dilation=4, bias=True),   # runtime K, C_out > C
                            dict(B=2, C_in=12, C_out=12, T=300, K=3, dilation=1, bias=True),   # short rows
                            dict(B=2, C_in=8, C_out=20, T=2052, K=7, dilation=3, bias=True),   # vector path, shifted
-                           dict(B=1, C_in=6, C_out=6, T=20, K=9, dilation=4, bias=False)]):    # vector, T < span
+                           dict(B=1, C_in=6, C_out=6, T=20, K=9, dilation=4, bias=False),     # vector, T < span
+                           dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),  # rung 5: headline C
+                           dict(B=1, C_in=100, C_out=128, T=132, K=9, dilation=2, bias=True),  # rung 5: C % 16 != 0
+                           dict(B=2, C_in=128, C_out=72, T=68, K=3, dilation=1, bias=False)]):  # rung 5: short tile
         model, x = fj.make_case(s, torch.float32, "cuda", seed=i)
         args = fj.forward_args(model)
-        xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
-        y = fj.general_kernel().forward_train(xs, *args, 1)
-        gy = torch.randn_like(y)
-        got = torch.autograd.grad(y, [xs, *model.parameters()], gy)
-        want = torch.autograd.grad(model(xr), [xr, *model.parameters()], gy)
-        torch.cuda.synchronize()
-        worst = max([worst] + [fj.max_diff(a, b) / max(1e-30, float(b.abs().max())) for a, b in zip(got, want)])
+        for mode in (fj.BACKWARDS["dw_kernel"], fj.BACKWARDS["fused"]):  # rungs 3/4, then rung 5 where it fits
+            xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+            y = fj.general_kernel().forward_train(xs, *args, mode)
+            gy = torch.randn_like(y)
+            got = torch.autograd.grad(y, [xs, *model.parameters()], gy)
+            want = torch.autograd.grad(model(xr), [xr, *model.parameters()], gy)
+            torch.cuda.synchronize()
+            worst = max([worst] + [fj.max_diff(a, b) / max(1e-30, float(b.abs().max())) for a, b in zip(got, want)])
     print(f"sanitize_case backward: worst max |grad - eager's| / max |eager's| = {worst:.3g} (bound 1e-4)")
     sys.exit(0 if worst <= 1e-4 else 1)
 defines = fj.defines_over_tuned(variant, sys.argv[2:])

@@ -64,17 +64,21 @@ def test_backward_kernel_index_math_equals_autograd(B, C, T, K, d, bias):
     check_port_against_autograd(kernel_port, B, C, T, K, d, bias, C_out=C + 1, seed=0)  # C_out != C
 
 
-def check_port_against_autograd(port, B, C, T, K, d, bias, C_out, seed):
-    """A port's dx, act, dW_dw, db_dw and db_pw against autograd in float64, to 1e-12."""
+def check_port_against_autograd(port, B, C, T, K, d, bias, C_out, seed, pw=False):
+    """A port's dx, act, dW_dw, db_dw and db_pw against autograd in float64, to 1e-12. pw: the port computes ga
+    itself from gy and a (C_out, C) W_pw (its keyword w_pw), so ga = W_pw^T gy here."""
     torch.manual_seed(seed)
     p = (K - 1) * d // 2
     dw = torch.nn.Conv1d(C, C, K, padding=p, dilation=d, groups=C, bias=bias).double()
     x = torch.randn(B, C, T, dtype=torch.float64, requires_grad=True)
     act = torch.nn.functional.silu(dw(x))
-    ga = torch.randn_like(act)
     gy = torch.randn(B, C_out, act.shape[2], dtype=torch.float64)
+    w_pw = torch.randn(C_out, C, dtype=torch.float64) if pw else None
+    ga = torch.einsum("oc,bot->bct", w_pw, gy) if pw else torch.randn_like(act)
     want = torch.autograd.grad(act, [x, dw.weight] + ([dw.bias] if bias else []), ga)
-    dx, a, dW, db, db_pw = port(x.detach(), ga, gy, dw.weight.detach()[:, 0], dw.bias.detach() if bias else None, d, p)
+    kw = dict(w_pw=w_pw) if pw else {}
+    dx, a, dW, db, db_pw = port(x.detach(), ga, gy, dw.weight.detach()[:, 0], dw.bias.detach() if bias else None, d, p,
+                                **kw)
     torch.testing.assert_close(dx, want[0], rtol=0, atol=1e-12)
     torch.testing.assert_close(a, act.detach(), rtol=0, atol=1e-12)
     torch.testing.assert_close(dW, want[1][:, 0], rtol=0, atol=1e-12)
@@ -158,3 +162,90 @@ def vec_kernel_port(x, ga, gy, w, b, d, p, G=8):
 def test_vector_kernel_index_math_equals_autograd(B, C, T, K, d, bias):
     # C_out = 2 C + 1: three dy rows for some c
     check_port_against_autograd(vec_kernel_port, B, C, T, K, d, bias, C_out=2 * C + 1, seed=1)
+
+
+def tc_kernel_port(x, ga, gy, w, b, d, p, w_pw, TT=16):
+    """dw_silu_backward_tc_kernel's index math (rung 5; TT = 16 steps per tile here, 64 in the kernel): per (b, tile)
+    block, gy's NJ columns t = t0 - lead4 + col staged (zero outside [0, T)), ga = W_pw^T of them (the port ignores
+    the given ga), db_pw's row sums over the owned columns [lead4, lead4 + TT); then per channel, lane q owns steps
+    t0 + 4q .. + 3: its x window from the float4s at t0 + 4q - h2 - sx, gv in place over ga, act and the K+1 sums;
+    the 2 h2 halo columns one step each; dx from the gv window at column 4q (offset sd)."""
+    B, C, T = x.shape
+    K, C_out = w.shape[1], gy.shape[1]
+    halo = (K - 1) * d
+    h2 = halo // 2
+    lead4 = (h2 + 3) // 4 * 4
+    NJ = TT + 2 * lead4
+    sx, sd = (4 - h2 % 4) % 4, lead4 - h2
+    nx, nd = (sx + 4 + halo + 3) // 4, (sd + 4 + halo + 3) // 4
+    assert halo % 2 == 0 and p == h2 and T % 4 == 0 and gy.shape[2] == T and 4 * nd + TT - 4 <= NJ
+    tiles = (T + TT - 1) // TT
+    n = tiles * B
+    dx = torch.full_like(x, float("nan"))
+    act = torch.full((B, C, T), float("nan"), dtype=x.dtype)
+    part = torch.full((C * (K + 1), n), float("nan"), dtype=x.dtype)
+    part_pw = torch.full((C_out, n), float("nan"), dtype=x.dtype)
+
+    def float4s(row, start, count):  # `count` float4s from an aligned start, zero where outside [0, T)
+        assert start % 4 == 0
+        return [row[t] if 0 <= start + 4 * m < T else 0.0 for m in range(count) for t in range(start + 4 * m,
+                                                                                              start + 4 * m + 4)]
+
+    for bb, tile in itertools.product(range(B), range(tiles)):
+        t0 = tile * TT
+        s0 = t0 - lead4
+        dys = torch.tensor([float4s(gy[bb, o], s0, NJ // 4) for o in range(C_out)], dtype=x.dtype)
+        for o in range(C_out):
+            part_pw[o, tile * B + bb] = dys[o, lead4:lead4 + TT].sum()
+        sm = w_pw.t() @ dys  # ga[c][col]
+        for c in range(C):
+            bias = b[c] if b is not None else 0.0
+            sums = [0.0] * (K + 1)
+            for q in range(TT // 4):
+                tq = t0 + 4 * q
+                xw = float4s(x[bb, c], tq - h2 - sx, nx)
+                for e in range(4):
+                    v = bias
+                    for k in range(K):
+                        v = v + w[c, k] * xw[sx + e + k * d]
+                    ex = torch.exp(-v)
+                    s = 1 / (1 + ex)
+                    col = lead4 + 4 * q + e
+                    gval = sm[c, col] * s * (1 + v * (1 - s)) if tq + e < T else 0.0
+                    for k in range(K):
+                        sums[k] = sums[k] + gval * xw[sx + e + k * d]
+                    sums[K] = sums[K] + gval
+                    if tq < T:
+                        act[bb, c, tq + e] = v / (1 + ex)
+                    sm[c, col] = gval
+            for k in range(K + 1):
+                part[c * (K + 1) + k, tile * B + bb] = sums[k]
+            for e in range(2 * h2):
+                col = lead4 - h2 + e if e < h2 else lead4 + TT + e - h2
+                t, gval = s0 + col, 0.0
+                if 0 <= t < T:
+                    v = bias
+                    for k in range(K):
+                        tx = t - h2 + k * d
+                        v = v + w[c, k] * (x[bb, c, tx] if 0 <= tx < T else 0.0)
+                    s = 1 / (1 + torch.exp(-v))
+                    gval = sm[c, col] * s * (1 + v * (1 - s))
+                sm[c, col] = gval
+        for c, q in itertools.product(range(C), range(TT // 4)):
+            tq = t0 + 4 * q
+            if tq >= T:
+                continue
+            gwin = sm[c, 4 * q:4 * q + 4 * nd]
+            for e in range(4):
+                dx[bb, c, tq + e] = sum(w[c, k] * gwin[sd + e + halo - k * d] for k in range(K))
+    sums = part.sum(1).reshape(C, K + 1)
+    return dx, act, sums[:, :K], sums[:, K], part_pw.sum(1)
+
+
+@pytest.mark.parametrize("B,C,C_out,T,K,d,bias", [(2, 3, 5, 36, 5, 2, True),   # the headline's (K, d): no shifts
+                                                  (1, 2, 3, 8, 7, 3, True),    # T below the span; sx = 3, sd = 3
+                                                  (1, 2, 2, 40, 3, 1, False),  # h2 = 1: sx = 3, sd = 3
+                                                  (2, 1, 4, 20, 9, 4, True),   # halo 32 over 16-step tiles
+                                                  (1, 2, 1, 44, 5, 3, True)])  # h2 = 6: sx = 2, sd = 2
+def test_tc_kernel_index_math_equals_autograd(B, C, C_out, T, K, d, bias):
+    check_port_against_autograd(tc_kernel_port, B, C, T, K, d, bias, C_out=C_out, seed=2, pw=True)
