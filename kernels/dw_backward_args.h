@@ -17,8 +17,9 @@
   X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(9, 1) X(9, 2) \
   X(9, 4)
 
-// Rung 5's tile: output steps per block.
-constexpr int kTcTile = 64;
+// Rung 5's tile: output steps per block. kTcMinC: the fewest channels (C and C_out) it takes: below, cuDNN's data
+// gradient is not a TF32 GEMM (scripts/dgrad_numerics.py), so rung 5's TF32 ga would leave eager's class.
+constexpr int kTcTile = 64, kTcMinC = 16;
 
 struct DwBackwardArgs {
   const float* x;     // (B, C, T) float32, contiguous
@@ -45,7 +46,7 @@ int64_t dw_backward_tiles(const DwBackwardArgs& a);
 // Whether rung 4's vector path takes these args: 'same' padding of an even span (T_out == T), T % 4 == 0, 16-byte
 // aligned tensors, a compiled (K, dilation) pair.
 bool dw_backward_vec_shape(const DwBackwardArgs& a);
-// Whether rung 5 (dw_silu_backward_tc) takes these args: rung 4's vector shapes with C <= 128 and C_out <= 128,
+// Whether rung 5 (dw_silu_backward_tc) takes these args: rung 4's vector shapes with kTcMinC <= C, C_out <= 128,
 // float32, on a GPU of compute capability 8.0 or newer (mma.sync TF32), its grid within CUDA's limits.
 bool dw_backward_tc_fits(const DwBackwardArgs& a);
 // Rung 5's launch on `stream`: like dw_silu_backward with ga = W_pw^T gy computed in the kernel (TF32 operands

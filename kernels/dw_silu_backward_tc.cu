@@ -24,6 +24,7 @@
 #include <string>
 #include "common.cuh"     // tc_tf32: RNE rounding to TF32
 #include "mma_sync.cuh"   // tc_mma_tf32
+#include "cp_async.cuh"
 #include "dw_backward_args.h"
 
 namespace dwtc {
@@ -44,8 +45,13 @@ struct TcShape {
   static constexpr int nx = (sx + 4 + halo + 3) / 4;           // x float4s per 4 steps
   static constexpr int sd = lead4 - h2;                        // dx's gv window: from column 4q, offset sd
   static constexpr int nd = (sd + 4 + halo + 3) / 4;
+  static constexpr int XL = (halo + 3) / 4 * 4;                // x staged over t0 - XL + xcol, xcol < NX
+  static constexpr int NX = kTT + 2 * XL, NXF = NX / 4;        // (every x the tile's gv, halo included, reads)
+  static constexpr int x0 = XL - lead4;                        // owned step group q's x window: xcol 4q + x0
+  static constexpr size_t smem_floats = static_cast<size_t>(kMaxC) * (SJ + NX);
   static_assert(NJ % 8 == 0 && SJ % 32 == 8 && SJ % 4 == 0, "tile shape");
   static_assert(4 * nd + kTT - 4 <= NJ, "dx's windows stay inside the staged columns");
+  static_assert(x0 >= 0 && x0 % 4 == 0 && x0 + kTT - 4 + 4 * nx <= NX, "x windows inside the staged x");
 };
 
 __device__ __forceinline__ bool in_row(int t, int len) { return static_cast<unsigned>(t) < static_cast<unsigned>(len); }
@@ -59,7 +65,7 @@ __device__ __forceinline__ float4 pack4(const float* src) { return make_float4(s
 // gv = ga * silu'(v), as aten's silu_backward (rung 4's expression)
 __device__ __forceinline__ float silu_grad(float ga, float v, float s) { return ga * s * (1.0f + v * (1.0f - s)); }
 
-// grid (tiles, B), 256 threads; dynamic shared memory kMaxC x SJ floats.
+// grid (tiles, B), 256 threads; dynamic shared memory kMaxC x (SJ + NX) floats.
 template <int K, int D>
 __global__ void __launch_bounds__(kThreads, 2) dw_silu_backward_tc_kernel(DwBackwardArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
@@ -67,12 +73,21 @@ __global__ void __launch_bounds__(kThreads, 2) dw_silu_backward_tc_kernel(DwBack
 #else
   using S = TcShape<K, D>;
   extern __shared__ float4 smem4[];
-  float* sm = reinterpret_cast<float*>(smem4);  // [kMaxC][SJ]: dy (TF32 bits), then ga, then gv in place
+  float* sm = reinterpret_cast<float*>(smem4);  // [kMaxC][SJ]: dy (TF32 bits), then ga, then gv in place; then x
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
   const int tile = blockIdx.x, t0 = tile * kTT, s0 = t0 - S::lead4, T = static_cast<int>(a.T);
   const int C = static_cast<int>(a.C), C_out = static_cast<int>(a.C_out);
   const int64_t b = blockIdx.y, n = static_cast<int64_t>(gridDim.x) * a.B, part_col = tile * a.B + b;
 
+  // 0. x over [t0 - XL, t0 + kTT + XL) for every channel, by cp.async (zero-filled outside [0, T)): in flight with dy's
+  //    and W_pw's loads and the GEMM; the epilogue reads it from shared memory
+  float* xs = sm + kMaxC * S::SJ;  // [kMaxC][NX]
+  for (int it = tid; it < C * S::NXF; it += kThreads) {
+    const int c = it / S::NXF, f = it % S::NXF, t = t0 - S::XL + 4 * f;
+    const float* xr = a.x + (b * a.C + c) * a.T;
+    cp_async_16(xs + c * S::NX + 4 * f, in_row(t, T) ? xr + t : xr, in_row(t, T) ? 16 : 0);
+  }
+  cp_async_commit();
   // 1. dy's columns [s0, s0 + NJ): row co = tid / 2, half hf = tid % 2 of its float4s; zero outside [0, T) and
   //    for co >= C_out (the GEMM's k dimension is padded to 128). Loads in flight with W_pw's below.
   const int co_s = tid >> 1, hf = tid & 1;
@@ -117,7 +132,7 @@ __global__ void __launch_bounds__(kThreads, 2) dw_silu_backward_tc_kernel(DwBack
   for (int ks = 0; ks < kKSteps; ++ks)
 #pragma unroll
     for (int r = 0; r < 4; ++r) af[ks][r] = tc_tf32(__uint_as_float(af[ks][r]));
-  __syncthreads();
+  __syncthreads();  // dy staged (x's copies may still fly: waited for after the GEMM)
 
   // 3. ga[ci][col] = sum_co W_pw[co][ci] dy[co][col]: warp w rows [16w, 16w + 16), every column
   float acc[S::NT][4];
@@ -134,7 +149,8 @@ __global__ void __launch_bounds__(kThreads, 2) dw_silu_backward_tc_kernel(DwBack
       }
     }
   }
-  __syncthreads();  // every warp has read dy: ga overwrites it
+  cp_async_wait<0>();
+  __syncthreads();  // every warp has read dy (ga overwrites it), and x has landed
   if (mma_warp) {
 #pragma unroll
     for (int nt = 0; nt < S::NT; ++nt) {
@@ -157,13 +173,17 @@ __global__ void __launch_bounds__(kThreads, 2) dw_silu_backward_tc_kernel(DwBack
 #pragma unroll
     for (int k = 0; k < K; ++k) w[k] = __ldg(a.w_dw + cc * K + k);
     const float bias = a.b_dw ? __ldg(a.b_dw + cc) : 0.0f;
-    const float* __restrict__ xr = a.x + row * a.T;
-    float xw[4 * S::nx];
-#pragma unroll
-    for (int m = 0; m < S::nx; ++m) unpack4(xw + 4 * m, ldg4_in(xr, tq - S::h2 - S::sx + 4 * m, T));
+    float xw[4 * S::nx], gw[4] = {0.f, 0.f, 0.f, 0.f}, gv[4], act[4], sums[K + 1];
     float* gp = sm + cc * S::SJ + S::lead4 + 4 * q;
-    float gw[4], gv[4], act[4], sums[K + 1];
-    unpack4(gw, *reinterpret_cast<const float4*>(gp));
+    if (live) {  // a dead lane reads no shared memory (its row's live lane rewrites it in place)
+#pragma unroll
+      for (int m = 0; m < S::nx; ++m)
+        unpack4(xw + 4 * m, *reinterpret_cast<const float4*>(xs + cc * S::NX + S::x0 + 4 * q + 4 * m));
+      unpack4(gw, *reinterpret_cast<const float4*>(gp));
+    } else {
+#pragma unroll
+      for (int m = 0; m < 4 * S::nx; ++m) xw[m] = 0.0f;
+    }
 #pragma unroll
     for (int k = 0; k <= K; ++k) sums[k] = 0.0f;
 #pragma unroll
@@ -199,13 +219,10 @@ __global__ void __launch_bounds__(kThreads, 2) dw_silu_backward_tc_kernel(DwBack
     const int col = e < S::h2 ? S::lead4 - S::h2 + e : S::lead4 + kTT + e - S::h2, t = s0 + col;
     float gval = 0.0f;
     if (in_row(t, T)) {
-      const float* __restrict__ xr = a.x + (b * a.C + c) * a.T;
+      const float* xc = xs + c * S::NX + S::XL - t0;  // x at t: xc[t]
       float v = a.b_dw ? __ldg(a.b_dw + c) : 0.0f;
 #pragma unroll
-      for (int k = 0; k < K; ++k) {
-        const int tx = t - S::h2 + k * D;
-        v = fmaf(__ldg(a.w_dw + c * K + k), in_row(tx, T) ? __ldg(xr + tx) : 0.0f, v);
-      }
+      for (int k = 0; k < K; ++k) v = fmaf(__ldg(a.w_dw + c * K + k), xc[t - S::h2 + k * D], v);
       const float s = 1.0f / (1.0f + expf(-v));
       gval = silu_grad(sm[c * S::SJ + col], v, s);
     }
@@ -241,7 +258,7 @@ __global__ void __launch_bounds__(kThreads, 2) dw_silu_backward_tc_kernel(DwBack
 
 template <int K, int D>
 void launch(const DwBackwardArgs& a, cudaStream_t stream) {
-  constexpr size_t smem = sizeof(float) * kMaxC * TcShape<K, D>::SJ;
+  constexpr size_t smem = sizeof(float) * TcShape<K, D>::smem_floats;
   if constexpr (smem > 48 * 1024) {  // past the default limit: set on every launch (the attribute is per device)
     const cudaError_t attr = cudaFuncSetAttribute(dw_silu_backward_tc_kernel<K, D>,
                                                   cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
@@ -261,7 +278,7 @@ bool dw_backward_tc_fits(const DwBackwardArgs& a) {
                                                  cudaSuccess)
     return false;
   const int64_t tiles = (a.T + kTcTile - 1) / kTcTile;
-  return major >= 8 && a.w_pw && a.gy && a.C >= 1 && a.C <= dwtc::kMaxC && a.C_out >= 1 &&
+  return major >= 8 && a.w_pw && a.gy && a.C >= kTcMinC && a.C <= dwtc::kMaxC && a.C_out >= kTcMinC &&
          a.C_out <= dwtc::kMaxC && a.B <= 65535 && tiles <= 0x7fffffff && a.T <= 0x7fffffff - 2 * kTcTile &&
          reinterpret_cast<uintptr_t>(a.gy) % 16 == 0 && dw_backward_vec_shape(a);
 }
