@@ -47,8 +47,9 @@ struct TcShape {
   static constexpr int nd = (sd + 4 + halo + 3) / 4;
   static constexpr int XL = (halo + 3) / 4 * 4;                // x staged over t0 - XL + xcol, xcol < NX
   static constexpr int NX = kTT + 2 * XL, NXF = NX / 4;        // (every x the tile's gv, halo included, reads)
+  static constexpr int XS = NX + (40 - NX % 32) % 32;           // x's row stride = 8 (mod 32)
   static constexpr int x0 = XL - lead4;                        // owned step group q's x window: xcol 4q + x0
-  static constexpr size_t smem_floats = static_cast<size_t>(kMaxC) * (SJ + NX);
+  static constexpr size_t smem_floats = static_cast<size_t>(kMaxC) * (SJ + XS);
   static_assert(NJ % 8 == 0 && SJ % 32 == 8 && SJ % 4 == 0, "tile shape");
   static_assert(4 * nd + kTT - 4 <= NJ, "dx's windows stay inside the staged columns");
   static_assert(x0 >= 0 && x0 % 4 == 0 && x0 + kTT - 4 + 4 * nx <= NX, "x windows inside the staged x");
@@ -65,7 +66,7 @@ __device__ __forceinline__ float4 pack4(const float* src) { return make_float4(s
 // gv = ga * silu'(v), as aten's silu_backward (rung 4's expression)
 __device__ __forceinline__ float silu_grad(float ga, float v, float s) { return ga * s * (1.0f + v * (1.0f - s)); }
 
-// grid (tiles, B), 256 threads; dynamic shared memory kMaxC x (SJ + NX) floats.
+// grid (tiles, B), 256 threads; dynamic shared memory kMaxC x (SJ + XS) floats.
 template <int K, int D>
 __global__ void __launch_bounds__(kThreads, 2) dw_silu_backward_tc_kernel(DwBackwardArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
@@ -81,11 +82,11 @@ __global__ void __launch_bounds__(kThreads, 2) dw_silu_backward_tc_kernel(DwBack
 
   // 0. x over [t0 - XL, t0 + kTT + XL) for every channel, by cp.async (zero-filled outside [0, T)): in flight with dy's
   //    and W_pw's loads and the GEMM; the epilogue reads it from shared memory
-  float* xs = sm + kMaxC * S::SJ;  // [kMaxC][NX]
+  float* xs = sm + kMaxC * S::SJ;  // [kMaxC][XS]
   for (int it = tid; it < C * S::NXF; it += kThreads) {
     const int c = it / S::NXF, f = it % S::NXF, t = t0 - S::XL + 4 * f;
     const float* xr = a.x + (b * a.C + c) * a.T;
-    cp_async_16(xs + c * S::NX + 4 * f, in_row(t, T) ? xr + t : xr, in_row(t, T) ? 16 : 0);
+    cp_async_16(xs + c * S::XS + 4 * f, in_row(t, T) ? xr + t : xr, in_row(t, T) ? 16 : 0);
   }
   cp_async_commit();
   // 1. dy's columns [s0, s0 + NJ): row co = tid / 2, half hf = tid % 2 of its float4s; zero outside [0, T) and
@@ -161,88 +162,79 @@ __global__ void __launch_bounds__(kThreads, 2) dw_silu_backward_tc_kernel(DwBack
   }
   __syncthreads();
 
-  // 4. the owned steps: channel c = 16 i + 2 warp + lane / 16, lane q = lane % 16 owns steps t0 + 4q .. + 3 (columns
-  //    lead4 + 4q ..): v, act, gv (in place over ga) and the K+1 sums, reduced over the channel's 16 lanes
-  const int q = lane & 15, tq = t0 + 4 * q, nci = (C + 15) / 16;
-  for (int i = 0; i < nci; ++i) {
-    const int c = 16 * i + 2 * warp + (lane >> 4);
-    const bool live = c < C;
-    const int cc = live ? c : C - 1;  // a valid row for the loads; a dead lane's results are dropped
-    const int64_t row = b * a.C + cc;
-    float w[K];
+  // 4. the epilogue, one channel per pair of threads: c = tid / 2, half hh = tid % 2 takes the 4-step groups
+  //    g = 2j + hh (j < kTT / 8) of the tile, columns lead4 + 4g: v, act, gv in place over ga and the K+1 sums (the
+  //    pair's partial sums meet by one shuffle); then the h2 gv steps past the tile on its side (hh = 0: before,
+  //    1: after), which another tile owns (no sums, no act). The taps stay in registers for dx (step 5).
+  //    Interleaved groups and row strides of 8 (mod 32) keep the pair's and the warp's float4s conflict-free.
+  const int c = tid >> 1, hh = tid & 1;
+  const bool live = c < C;
+  const int cc = live ? c : 0;
+  const int64_t row = b * a.C + cc;
+  float w[K], sums[K + 1];
 #pragma unroll
-    for (int k = 0; k < K; ++k) w[k] = __ldg(a.w_dw + cc * K + k);
-    const float bias = a.b_dw ? __ldg(a.b_dw + cc) : 0.0f;
-    float xw[4 * S::nx], gw[4] = {0.f, 0.f, 0.f, 0.f}, gv[4], act[4], sums[K + 1];
-    float* gp = sm + cc * S::SJ + S::lead4 + 4 * q;
-    if (live) {  // a dead lane reads no shared memory (its row's live lane rewrites it in place)
+  for (int k = 0; k < K; ++k) w[k] = __ldg(a.w_dw + cc * K + k);
 #pragma unroll
-      for (int m = 0; m < S::nx; ++m)
-        unpack4(xw + 4 * m, *reinterpret_cast<const float4*>(xs + cc * S::NX + S::x0 + 4 * q + 4 * m));
-      unpack4(gw, *reinterpret_cast<const float4*>(gp));
-    } else {
+  for (int k = 0; k <= K; ++k) sums[k] = 0.0f;
+  const float bias = a.b_dw ? __ldg(a.b_dw + cc) : 0.0f;
+  float* gr = sm + cc * S::SJ;             // ga, then gv, of this channel: column col = t - s0
+  const float* xc = xs + cc * S::XS;       // x of this channel: x[t] at xc[t - t0 + XL]
+  if (live) {
+#pragma unroll 2
+    for (int j = 0; j < kTT / 8; ++j) {
+      const int g4 = 4 * (2 * j + hh), tq = t0 + g4;
+      float xw[4 * S::nx], gw[4], gv[4], act[4];
 #pragma unroll
-      for (int m = 0; m < 4 * S::nx; ++m) xw[m] = 0.0f;
-    }
+      for (int m = 0; m < S::nx; ++m) unpack4(xw + 4 * m, *reinterpret_cast<const float4*>(xc + S::x0 + g4 + 4 * m));
+      unpack4(gw, *reinterpret_cast<const float4*>(gr + S::lead4 + g4));
 #pragma unroll
-    for (int k = 0; k <= K; ++k) sums[k] = 0.0f;
+      for (int e = 0; e < 4; ++e) {
+        float v = bias;
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      float v = bias;
+        for (int k = 0; k < K; ++k) v = fmaf(w[k], xw[S::sx + e + k * D], v);
+        const float ex = expf(-v);
+        const float s = 1.0f / (1.0f + ex);
+        const float gval = tq + e < T ? silu_grad(gw[e], v, s) : 0.0f;
 #pragma unroll
-      for (int k = 0; k < K; ++k) v = fmaf(w[k], xw[S::sx + e + k * D], v);
-      const float ex = expf(-v);
-      const float s = 1.0f / (1.0f + ex);
-      const float gval = tq + e < T ? silu_grad(gw[e], v, s) : 0.0f;
-#pragma unroll
-      for (int k = 0; k < K; ++k) sums[k] = fmaf(gval, xw[S::sx + e + k * D], sums[k]);
-      sums[K] += gval;
-      gv[e] = gval;
-      act[e] = v / (1.0f + ex);
-    }
-    if (live) {
-      *reinterpret_cast<float4*>(gp) = pack4(gv);
+        for (int k = 0; k < K; ++k) sums[k] = fmaf(gval, xw[S::sx + e + k * D], sums[k]);
+        sums[K] += gval;
+        gv[e] = gval;
+        act[e] = v / (1.0f + ex);
+      }
+      *reinterpret_cast<float4*>(gr + S::lead4 + g4) = pack4(gv);
       if (a.act && tq < T) *reinterpret_cast<float4*>(a.act + row * a.T + tq) = pack4(act);  // T % 4 == 0
     }
 #pragma unroll
-    for (int k = 0; k <= K; ++k) {
-      float s = sums[k];
+    for (int e = 0; e < S::h2; ++e) {
+      const int col = hh ? S::lead4 + kTT + e : S::lead4 - S::h2 + e, t = s0 + col;
+      float gval = 0.0f;
+      if (in_row(t, T)) {
+        float v = bias;
 #pragma unroll
-      for (int o = 8; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-      if (live && q == 0) a.partial[(static_cast<int64_t>(c) * (K + 1) + k) * n + part_col] = s;
+        for (int k = 0; k < K; ++k) v = fmaf(w[k], xc[t - t0 + S::XL - S::h2 + k * D], v);
+        const float s = 1.0f / (1.0f + expf(-v));
+        gval = silu_grad(gr[col], v, s);
+      }
+      gr[col] = gval;
     }
   }
-  // 5. gv at the 2 h2 steps outside the tile that dx needs (columns lead4 - h2 .. and lead4 + 64 ..): one step per
-  //    item, x's taps read one by one; no sums, no act (another tile owns them)
-  for (int it = tid; it < C * 2 * S::h2; it += kThreads) {
-    const int c = it / (2 * S::h2), e = it % (2 * S::h2);
-    const int col = e < S::h2 ? S::lead4 - S::h2 + e : S::lead4 + kTT + e - S::h2, t = s0 + col;
-    float gval = 0.0f;
-    if (in_row(t, T)) {
-      const float* xc = xs + c * S::NX + S::XL - t0;  // x at t: xc[t]
-      float v = a.b_dw ? __ldg(a.b_dw + c) : 0.0f;
 #pragma unroll
-      for (int k = 0; k < K; ++k) v = fmaf(__ldg(a.w_dw + c * K + k), xc[t - S::h2 + k * D], v);
-      const float s = 1.0f / (1.0f + expf(-v));
-      gval = silu_grad(sm[c * S::SJ + col], v, s);
-    }
-    sm[c * S::SJ + col] = gval;
+  for (int k = 0; k <= K; ++k) {
+    const float s = sums[k] + __shfl_xor_sync(0xffffffffu, sums[k], 1);
+    if (live && hh == 0) a.partial[(static_cast<int64_t>(c) * (K + 1) + k) * n + part_col] = s;
   }
   __syncthreads();
 
-  // 6. dx[t'] = sum_k w[k] gv[t' + h2 - k D] for t' = tq + e: column 4q + sd + e + halo - k D of the window at 4q
-  if (a.dx) {
-    for (int i = 0; i < nci; ++i) {
-      const int c = 16 * i + 2 * warp + (lane >> 4);
-      if (c >= C || tq >= T) continue;
-      float w[K];
+  // 5. dx[t'] = sum_k w[k] gv[t' + h2 - k D] for t' = tq + e, the same pair's groups: column g4 + sd + e + halo - k D
+  //    of the window of float4s from column g4
+  if (a.dx && live) {
+#pragma unroll 2
+    for (int j = 0; j < kTT / 8; ++j) {
+      const int g4 = 4 * (2 * j + hh), tq = t0 + g4;
+      if (tq >= T) break;
+      float gwin[4 * S::nd], dx[4];
 #pragma unroll
-      for (int k = 0; k < K; ++k) w[k] = __ldg(a.w_dw + c * K + k);
-      float gwin[4 * S::nd];
-#pragma unroll
-      for (int m = 0; m < S::nd; ++m)
-        unpack4(gwin + 4 * m, *reinterpret_cast<const float4*>(sm + c * S::SJ + 4 * q + 4 * m));
-      float dx[4];
+      for (int m = 0; m < S::nd; ++m) unpack4(gwin + 4 * m, *reinterpret_cast<const float4*>(gr + g4 + 4 * m));
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         float accx = 0.0f;
@@ -250,7 +242,7 @@ __global__ void __launch_bounds__(kThreads, 2) dw_silu_backward_tc_kernel(DwBack
         for (int k = 0; k < K; ++k) accx = fmaf(w[k], gwin[S::sd + e + S::halo - k * D], accx);
         dx[e] = accx;
       }
-      *reinterpret_cast<float4*>(a.dx + (b * a.C + c) * a.T + tq) = pack4(dx);
+      *reinterpret_cast<float4*>(a.dx + row * a.T + tq) = pack4(dx);
     }
   }
 #endif
