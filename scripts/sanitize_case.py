@@ -38,9 +38,10 @@ if variant == "backward":
                            dict(B=2, C_in=8, C_out=20, T=2052, K=7, dilation=3, bias=True),   # vector path, shifted
                            dict(B=1, C_in=6, C_out=6, T=20, K=9, dilation=4, bias=False),     # vector, T < span
                            dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),  # rung 5: headline C
-                           dict(B=1, C_in=100, C_out=128, T=132, K=9, dilation=2, bias=True),  # rung 5: C % 16 != 0
+                           dict(B=1, C_in=100, C_out=128, T=132, K=9, dilation=1, bias=True),  # rung 5: C % 16 != 0
                            dict(B=2, C_in=128, C_out=72, T=68, K=3, dilation=1, bias=False),  # rung 5: short tile
-                           dict(B=1, C_in=32, C_out=48, T=200, K=7, dilation=3, bias=True)]):  # rung 5: fewest C
+                           dict(B=1, C_in=32, C_out=48, T=200, K=7, dilation=1, bias=True),   # rung 5: fewest C
+                           dict(B=3, C_in=40, C_out=32, T=4096, K=5, dilation=2, bias=True)]):  # rung 5: 2 tiles per block
         model, x = fj.make_case(s, torch.float32, "cuda", seed=i)
         args = fj.forward_args(model)
         for mode in (fj.BACKWARDS["dw_kernel"], fj.BACKWARDS["fused"]):  # rungs 3/4, then rung 5 where it fits

@@ -165,11 +165,12 @@ def test_vector_kernel_index_math_equals_autograd(B, C, T, K, d, bias):
 
 
 def tc_kernel_port(x, ga, gy, w, b, d, p, w_pw, TT=16):
-    """dw_silu_backward_tc_kernel's index math (rung 5; TT = 16 steps per tile here, 64 in the kernel): per (b, tile)
-    block, gy's NJ columns t = t0 - lead4 + col staged (zero outside [0, T)), ga = W_pw^T of them (the port ignores
-    the given ga), db_pw's row sums over the owned columns [lead4, lead4 + TT); then per channel, lane q owns steps
-    t0 + 4q .. + 3: its x window from the float4s at t0 + 4q - h2 - sx, gv in place over ga, act and the K+1 sums;
-    the 2 h2 halo columns one step each; dx from the gv window at column 4q (offset sd)."""
+    """dw_silu_backward_tc_kernel's index math (rung 5; TT = 16 steps per tile here, 64 in the kernel): per (b, tile),
+    gy's NJ columns t = t0 - lead4 + col staged (zero outside [0, T)), ga = W_pw^T of them (the port ignores
+    the given ga), db_pw's row sums over the owned columns [lead4, lead4 + TT); then per channel and step group q
+    (steps t0 + 4q .. + 3): its x window from the float4s at t0 + 4q - h2 - sx, gv in place over ga, act and the
+    K+1 sums; the 2 h2 halo columns one step each; dx from the gv window at column 4q (offset sd). Which thread
+    takes which group is the kernel's business; the arithmetic and its order per output are these."""
     B, C, T = x.shape
     K, C_out = w.shape[1], gy.shape[1]
     halo = (K - 1) * d

@@ -220,7 +220,7 @@ def _poison_allocator(*numels):
                                    dict(B=2, C_in=16, C_out=8, T=2100, K=9, dilation=4, bias=False),
                                    dict(B=2, C_in=16, C_out=40, T=1000, K=3, dilation=1, bias=True),
                                    dict(B=2, C_in=8, C_out=8, T=2050, K=9, dilation=1, bias=True),
-                                   dict(B=2, C_in=48, C_out=64, T=1000, K=5, dilation=3, bias=True)],
+                                   dict(B=2, C_in=48, C_out=64, T=1000, K=3, dilation=3, bias=True)],
                          ids=["K5_C_out_wider", "K9_vector_no_bias", "K3_vector_shifted", "K9_rung3_odd_rows",
                               "rung5_tc"])
 def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants):
