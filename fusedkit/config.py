@@ -71,12 +71,13 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # ModelNew's backward (kernels/eager_autograd.h): "dw_kernel" for float32 CUDA input runs cuDNN's data gradient of
 # the 1x1 conv, then kernels/dw_silu_backward.cu (rungs 3 and 4 of the backward ladder: dx, the activations, both
 # depthwise gradients and the 1x1 conv's bias gradient in one pass), then cuDNN's weight gradient; PyTorch's ops
-# elsewhere. "fused": where torch.backends.cudnn.allow_tf32 is on and the shape fits (C, C_out <= 128, rung 4's
-# vector shapes), kernels/dw_silu_backward_tc.cu (rung 5) computes the data gradient itself on TF32 tensor cores
-# in the same pass; elsewhere it is "dw_kernel". "eager" runs PyTorch's backward ops throughout (eager's gradients,
-# bit for bit under deterministic cuDNN). docs/results.md has the measurements of each rung.
+# elsewhere. "fused": where torch.backends.cudnn.allow_tf32 is on and the shape fits (32 <= C, C_out <= 128, rung 4's
+# vector shapes), kernels/dw_silu_backward_tc.cu (rung 5) computes the data gradient itself on TF32 tensor cores in
+# the same pass (measured slower than "dw_kernel": an opt-in for A/B, not the default); elsewhere it is "dw_kernel".
+# "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic cuDNN).
+# docs/results.md has the measurements of each rung.
 BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2}
-DEFAULT_BACKWARD = "fused"
+DEFAULT_BACKWARD = "dw_kernel"
 
 
 BASELINES = ("eager", "eager_fp32", "compile", "clone", "modelnew", "general")  # modelnew: ModelNew's rule,

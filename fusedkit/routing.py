@@ -265,8 +265,9 @@ class ModelNew(Model):
     activations. By default (`backward="dw_kernel"`, float32 on CUDA) its backward is cuDNN's data gradient of
     the 1x1 conv, one kernel for the rest but the 1x1 conv's weight gradient (kernels/dw_silu_backward.cu: the
     activations recomputed, dx, the depthwise's gradients, the 1x1 conv's bias gradient), then cuDNN's weight
-    gradient; gradients within float32 summation order of eager's. `backward="eager"` runs PyTorch's ops
-    throughout (the activations recomputed from x). It is a torch.library operator (fused_jit::dwsep_conv1d), so
+    gradient; gradients within float32 summation order of eager's. `backward="fused"` (TF32 on, 32-128 channels)
+    computes the data gradient inside that kernel on tensor cores instead (kernels/dw_silu_backward_tc.cu, measured
+    slower: an A/B option). `backward="eager"` runs PyTorch's ops throughout (the activations recomputed from x). It is a torch.library operator (fused_jit::dwsep_conv1d), so
     torch.compile(fullgraph=True) and torch.export take it whole.
     """
 

@@ -16,9 +16,10 @@
 // 1x1 conv's bias gradient (rungs 3 and 4 of the backward ladder), then cuDNN's weight gradient of the 1x1 conv
 // from the kernel's activations: no separate recompute, silu_backward, depthwise backward or bias reductions. Gradients
 // within float32 summation order of eager's (dx and dW_pw bit for bit where cuDNN picks the same algorithms).
-// Mode 2 (ModelNew's default where torch.backends.cudnn.allow_tf32 is on) runs rung 5 instead of cuDNN's data
-// gradient + that kernel where rung 5 takes the shape (dw_silu_backward_tc.cu: ga = W_pw^T dy on TF32 tensor cores
-// inside the kernel; dx and the depthwise gradients then within TF32 summation order of eager's), else mode 1.
+// Mode 2 (backward="fused", chosen by the caller only where torch.backends.cudnn.allow_tf32 is on) runs rung 5
+// instead of cuDNN's data gradient + that kernel where rung 5 takes the shape (dw_silu_backward_tc.cu: ga = W_pw^T
+// dy on TF32 tensor cores inside the kernel; dx and the depthwise gradients within TF32 summation order of eager's;
+// measured slower than mode 1, so not the default), else mode 1.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
