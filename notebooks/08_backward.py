@@ -50,7 +50,8 @@ HAS_GPU, DEVICE, SHAPE, RUN_SHAPE, RUN_REPS, SMALL_SHAPES = setup(B, C_in, C_out
 # of a backward as bytes it must read and write at least (weights are negligible), counted, not measured. Eager
 # keeps `x`, `v` and `a` from its forward; ModelNew keeps only `x` (as large as `a`) and recomputes `v` and `a`:
 # with `backward='eager'` as two passes of their own, with the default `'dw_kernel'` inside its one kernel, which
-# writes `a` for the weight gradient of the 1x1 conv. The floor of any backward: read `x` and `g`, write `dx`.
+# writes `a` for the weight gradient of the 1x1 conv. `'fused'` (rung 5) also computes `ga` inside that kernel, so
+# `ga` never travels through memory. The floor of any backward: read `x` and `g`, write `dx`.
 
 # %%
 t_out = T + 2 * ((K - 1) * dilation // 2) - dilation * (K - 1)
@@ -63,6 +64,7 @@ passes = {
                                    ("dW_dw (dw, weight)", A + X)],
     "ModelNew, backward='dw_kernel'": [("ga = W^T g", G + A), ("dw_silu_backward.cu", 2 * X + 2 * A + G),
                                        ("dW_pw", G + A)],
+    "ModelNew, backward='fused'": [("dw_silu_backward_tc.cu", 2 * X + A + G), ("dW_pw", G + A)],
 }
 floor = X + G + X
 flops_gemms = 2 * 2 * B * t_out * C_in * C_out  # ga and dW_pw
@@ -111,7 +113,8 @@ show_source("dw_silu_backward.cu", "auto group = [&](int g) {", "gv[e] = gval;",
 # With gradients on, ModelNew makes one call, the route's `forward_train`: a C++ autograd node
 # (`kernels/eager_autograd.h`) whose forward is the route's kernel. Its backward (`backward="dw_kernel"`, the
 # default, float32 on CUDA): cuDNN's data gradient of the 1x1 conv (`ga`), the backward rung for everything but
-# the 1x1 conv's weight gradient, then cuDNN's weight gradient from the rung's `a`; or eager's ops throughout
+# the 1x1 conv's weight gradient, then cuDNN's weight gradient from the rung's `a`; `backward="fused"` (rung 5,
+# TF32 on, 32 to 128 channels) computes `ga` on tensor cores inside the rung instead; or eager's ops throughout
 # (`backward="eager"`, the activations recomputed first). Under `torch.compile` the operator
 # `fused_jit::dwsep_conv1d` takes its place (its backward: eager's ops). Every gradient is checked below
 # against float64 and against eager's.
@@ -137,8 +140,8 @@ pd.DataFrame(check_rows)
 # %% [markdown]
 # On the CPU both modes run eager's ops (the backward rung is CUDA code), so every difference is 0. On the H200,
 # `backward="eager"` runs eager's very ops (bit-identical under `torch.backends.cudnn.deterministic`; cuDNN may
-# otherwise reorder the weight gradient's sums from call to call) and `"dw_kernel"` is within float32 summation
-# order of eager (the last column, relative to the gradient's largest entry), and as close to float64.
+# otherwise reorder the weight gradient's sums from call to call) and `"dw_kernel"` and `"fused"` are within
+# float32 summation order of eager (the last column, relative to the gradient's largest entry), and as close to float64.
 
 # %% [markdown]
 # ## Where the time goes (GPU)
@@ -239,15 +242,16 @@ if not bwd_rows.empty:
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.2), sharey=True)
     for ax, what in zip(axes, ("fwd+bwd", "bwd")):
         for j, (label, variant) in enumerate((("eager", f"eager {what}"),
-                                             ("ModelNew", f"modelnew[dw_kernel] {what}"))):
+                                             ("ModelNew", f"modelnew[dw_kernel] {what}"),
+                                             ("ModelNew, rung 5", f"modelnew[fused] {what}"))):
             vals = [here[(here.commit == c) & (here.variant == variant)].median_us.median() for c in runs]
-            ax.barh(np.arange(len(runs)) + 0.4 * j, vals, height=0.4, label=label)
+            ax.barh(np.arange(len(runs)) + 0.27 * j, vals, height=0.27, label=label)
         if what == "bwd":
             floors = [here[(here.commit == c) & (here.variant == "eager bwd")].floor_us.median() for c in runs]
-            ax.scatter(floors, np.arange(len(runs)) + 0.2, marker="|", s=300, color="k", label="byte floor")
+            ax.scatter(floors, np.arange(len(runs)) + 0.27, marker="|", s=300, color="k", label="byte floor")
         ax.set_title(f"{what} (logged, median us)")
         ax.legend(fontsize=7, loc="lower right")
-    axes[0].set_yticks(np.arange(len(runs)) + 0.2, [c[:7] for c in runs])
+    axes[0].set_yticks(np.arange(len(runs)) + 0.27, [c[:7] for c in runs])
     fig.tight_layout()
     plt.show()
 
@@ -257,5 +261,9 @@ if not bwd_rows.empty:
 # depthwise backward kernels and its bias reductions dominate, not the GEMMs. ModelNew's default path runs four
 # kernels that matter: the two cuDNN GEMMs, which are near their own byte times, and the backward rung, the
 # largest bar, which runs at well above its byte time (84 MB at the headline; docs/results.md has the numbers
-# and what limits it: instruction issue at rung 3, latency and the block's barrier at rung 4). The fused GEMM-with-epilogue rung (`ga` computed on tensor
-# cores inside the kernel that consumes it) is the next one: it removes `ga`'s two trips through memory.
+# and what limits it: instruction issue at rung 3, latency and the block's barrier at rung 4). Rung 5 (`'fused'`,
+# `ga` computed on tensor cores inside the kernel that consumes it) removes `ga`'s two trips through memory and
+# cuDNN's data-gradient kernel, yet its one kernel takes longer than the two it replaces: fewer bytes did not make
+# it faster, because it is bound by instruction issue and latency (about 160 instructions per output against rung
+# 4's 100: the same SiLU arithmetic plus the GEMM's operand traffic on mma.sync, at 16 warps per SM). Bytes are a
+# floor, not a forecast; the profile above shows which kernel pays.
