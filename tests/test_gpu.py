@@ -223,12 +223,15 @@ def _poison_allocator(*numels):
                                    dict(B=2, C_in=48, C_out=64, T=1000, K=3, dilation=3, bias=True)],
                          ids=["K5_C_out_wider", "K9_vector_no_bias", "K3_vector_shifted", "K9_rung3_odd_rows",
                               "rung5_tc"])
-def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants):
-    """The backward kernel (dw_silu_backward.cu) into NaN-poisoned memory: every gradient asked for arrives,
-    finite and within float32 summation order of eager's; one not asked for stays None. Frozen parts take the
-    kernel's other paths (no dx, no activations written, or the activations recomputed alone)."""
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused"])
+def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants, backward):
+    """The backward kernels (dw_silu_backward.cu; with backward="fused", dw_silu_backward_tc.cu where it takes the
+    shape: rung5_tc) into NaN-poisoned memory: every gradient asked for arrives, finite and within float32
+    summation order of eager's; one not asked for stays None. Frozen parts take the kernels' other paths (no dx, no
+    activations written, or the activations recomputed alone)."""
     model, x = fj.make_case(shape, torch.float32, "cuda", seed=11)
-    new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"]).cuda()
+    new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"],
+                      backward=backward).cuda()
     new.load_state_dict(model.state_dict())
     grad_x = wants in ("all", "x_only")
     train = {"all": ("dw", "pw"), "x_only": (), "pw_only": ("pw",), "dw_only": ("dw",)}[wants]
