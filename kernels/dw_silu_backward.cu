@@ -36,6 +36,7 @@
 #include <stdexcept>
 #include <string>
 #include "dw_backward_args.h"
+#include "row_float4.cuh"
 #include "row_window.cuh"
 
 namespace dwbw {
@@ -74,9 +75,11 @@ struct GyShare {
   }
 };
 
-// Indices within a row are 32-bit (the host keeps T and T_out below 2^31 - 2 * kTile): rung 3's first form did
-// its in-row index math in 64 bits, and its integer instructions were the largest share of its code.
-__device__ __forceinline__ bool in_row(int t, int len) { return static_cast<unsigned>(t) < static_cast<unsigned>(len); }
+// Indices within a row are 32-bit (the host keeps T and T_out below 2^31 - 2 * kTile): row_float4.cuh.
+using rowf4::in_row;
+using rowf4::ldg4_in;
+using rowf4::pack4;
+using rowf4::unpack4;
 
 // KT: the number of taps as a compile-time constant, or 0 for a runtime K (a.K).
 template <int KT>
@@ -276,14 +279,6 @@ struct VecShape {
   static constexpr int npow = nsum <= 8 ? 8 : 16;  // padded for the reduce-scatter
 };
 
-__device__ __forceinline__ void unpack4(float* dst, float4 q) {
-  dst[0] = q.x; dst[1] = q.y; dst[2] = q.z; dst[3] = q.w;
-}
-__device__ __forceinline__ float4 pack4(const float* src) { return make_float4(src[0], src[1], src[2], src[3]); }
-
-__device__ __forceinline__ float4 ldg4_in(const float* __restrict__ row, int t, int len) {
-  return in_row(t, len) ? __ldg(reinterpret_cast<const float4*>(row + t)) : make_float4(0.f, 0.f, 0.f, 0.f);
-}
 
 // Sums N values (a power of two, 8 or 16) over the warp: each step halves the values a lane holds, trading the
 // half it gives away with its partner (lane ^ 16, ^ 8, ..); then plain butterflies over the remaining lane bits.

@@ -33,6 +33,7 @@
 #include "mma_sync.cuh"   // tc_mma_tf32
 #include "cp_async.cuh"
 #include "dw_backward_args.h"
+#include "row_float4.cuh"
 
 namespace dwtc {
 
@@ -62,14 +63,10 @@ struct TcShape {
   static_assert(x0 >= 0 && x0 % 4 == 0 && x0 + kTT - 4 + 4 * nx <= NX, "x windows inside the staged x");
 };
 
-__device__ __forceinline__ bool in_row(int t, int len) { return static_cast<unsigned>(t) < static_cast<unsigned>(len); }
-__device__ __forceinline__ float4 ldg4_in(const float* __restrict__ row, int t, int len) {
-  return in_row(t, len) ? __ldg(reinterpret_cast<const float4*>(row + t)) : make_float4(0.f, 0.f, 0.f, 0.f);
-}
-__device__ __forceinline__ void unpack4(float* dst, float4 q) {
-  dst[0] = q.x; dst[1] = q.y; dst[2] = q.z; dst[3] = q.w;
-}
-__device__ __forceinline__ float4 pack4(const float* src) { return make_float4(src[0], src[1], src[2], src[3]); }
+using rowf4::in_row;
+using rowf4::ldg4_in;
+using rowf4::pack4;
+using rowf4::unpack4;
 // gv = ga * silu'(v), as aten's silu_backward (rung 4's expression)
 __device__ __forceinline__ float silu_grad(float ga, float v, float s) { return ga * s * (1.0f + v * (1.0f - s)); }
 
