@@ -70,6 +70,19 @@ def test_rule_follows_dtype_and_the_tf32_switch(monkeypatch):
     assert fj.preferred_variant(None, NS(device=NS(type="cpu"), dtype=torch.float64)) is None
 
 
+def test_fused_backward_follows_the_tf32_switch(monkeypatch):
+    """backward="fused" (rung 5's TF32 data gradient) runs only where TF32 is on; with it off it is "dw_kernel"
+    (cuDNN's strict data gradient, then rung 4), so the strict class holds. Unknown names are refused."""
+    from fusedkit.routing import backward_mode
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)
+    assert [backward_mode(b) for b in ("eager", "dw_kernel", "fused")] == [0, 1, 2]
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    assert [backward_mode(b) for b in ("eager", "dw_kernel", "fused")] == [0, 1, 1]
+    assert fj.DEFAULT_BACKWARD in fj.BACKWARDS
+    with pytest.raises(ValueError, match="backward must be one of"):
+        fj.ModelNew(8, 8, 3, backward="tc")
+
+
 def test_empty_batch_and_forced_routes_on_cpu():
     torch.manual_seed(0)
     ref, new = fj.Model(6, 5, 3, 2), fj.ModelNew(6, 5, 3, 2)
