@@ -120,7 +120,9 @@ for stage in $stages; do
   ncu)
     log "ncu"
     for v in ${NCU_VARIANTS:-tf32_mma vectorized_pipelined}; do
-      timeout 200 ncu --clock-control none --launch-skip 2 --launch-count 1 --kernel-name regex:"vectorized|tc_|wg_" \
+      # NCU_REGEX: the kernels to profile (the default also matches PyTorch's vectorized_elementwise kernels: for the
+      # backward use NCU_REGEX=dw_silu_backward; the 62c86ae run profiled a PyTorch kernel instead)
+      timeout 200 ncu --clock-control none --launch-skip 2 --launch-count 1 --kernel-name regex:"${NCU_REGEX:-vectorized|tc_|wg_}" \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
         --section InstructionStats --section MemoryWorkloadAnalysis --section SourceCounters --print-details all \
         python3 scripts/ncu_case.py $v > "$OUT/ncu_$v.txt" 2>&1; echo "ncu $v exit $?"
