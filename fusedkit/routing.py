@@ -267,8 +267,9 @@ class ModelNew(Model):
     activations recomputed, dx, the depthwise's gradients, the 1x1 conv's bias gradient), then cuDNN's weight
     gradient; gradients within float32 summation order of eager's. `backward="fused"` (TF32 on, 32-128 channels)
     computes the data gradient inside that kernel on tensor cores instead (kernels/dw_silu_backward_tc.cu, measured
-    slower: an A/B option). `backward="eager"` runs PyTorch's ops throughout (the activations recomputed from x). It is a torch.library operator (fused_jit::dwsep_conv1d), so
-    torch.compile(fullgraph=True) and torch.export take it whole.
+    slower: an A/B option). `backward="eager"` runs PyTorch's ops throughout (the activations recomputed from x).
+    It is a torch.library operator (fused_jit::dwsep_conv1d), so torch.compile(fullgraph=True) and torch.export
+    take it whole.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, dilation: int = 1,

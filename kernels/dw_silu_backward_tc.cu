@@ -14,7 +14,7 @@
 // cuDNN's data gradient (13.4): a training step near 75 us at the headline (~3.3x eager).
 // Outcome: slower than what it replaces (docs/ladder.md, "backward rung 5", has each form's measurement). The
 // kernel is bound by instruction issue and latency at 16 warps per SM (2 blocks: 127 registers, 90 KB of shared
-// memory each): about 160 instructions per output against rung 4's ~100, rung 4's SiLU arithmetic (accurate exp,
+// memory each): 150-160 instructions per output against rung 4's ~100 (ncu), rung 4's SiLU arithmetic (accurate exp,
 // two IEEE divisions) plus the GEMM's operand loads, rounding and fragment traffic on mma.sync. A persistent form
 // (one 512-thread block per SM, W_pw staged once, the next tile's copies in flight) measured the same and took
 // fewer shapes: not kept.

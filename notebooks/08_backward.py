@@ -264,6 +264,6 @@ if not bwd_rows.empty:
 # and what limits it: instruction issue at rung 3, latency and the block's barrier at rung 4). Rung 5 (`'fused'`,
 # `ga` computed on tensor cores inside the kernel that consumes it) removes `ga`'s two trips through memory and
 # cuDNN's data-gradient kernel, yet its one kernel takes longer than the two it replaces: fewer bytes did not make
-# it faster, because it is bound by instruction issue and latency (about 160 instructions per output against rung
+# it faster, because it is bound by instruction issue and latency (150-160 instructions per output against rung
 # 4's 100: the same SiLU arithmetic plus the GEMM's operand traffic on mma.sync, at 16 warps per SM). Bytes are a
 # floor, not a forecast; the profile above shows which kernel pays.

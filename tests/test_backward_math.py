@@ -10,6 +10,21 @@ import torch
 TILE = 16
 
 
+def nan_outputs(x, T_out, C_out, K, n):
+    """dx, act and the two partial buffers, NaN-filled: every element a port leaves unwritten shows."""
+    B, C, _ = x.shape
+    nan = float("nan")
+    return (torch.full_like(x, nan), torch.full((B, C, T_out), nan, dtype=x.dtype),
+            torch.full((C * (K + 1), n), nan, dtype=x.dtype), torch.full((C_out, n), nan, dtype=x.dtype))
+
+
+def float4s(row, start, count, T):
+    """`count` float4s of `row` from an aligned start, each zero where it lies outside [0, T) (T % 4 == 0)."""
+    assert start % 4 == 0
+    return [row[t] if 0 <= start + 4 * m < T else 0.0 for m in range(count) for t in range(start + 4 * m,
+                                                                                          start + 4 * m + 4)]
+
+
 def kernel_port(x, ga, gy, w, b, d, p):
     """dw_silu_backward_kernel's loops: per (b, c, tile) block, the x window, gv with its halo, act, dx, K+1
     partials, and the tile's sums of gy's rows (b, o) for o = c, c + C, ..; then dw_backward_finish's sums."""
@@ -18,10 +33,7 @@ def kernel_port(x, ga, gy, w, b, d, p):
     halo = (K - 1) * d
     tiles = (max(T, T_out) + TILE - 1) // TILE
     n = tiles * B
-    dx = torch.full_like(x, float("nan"))  # every element must be written
-    act = torch.full_like(ga, float("nan"))
-    part = torch.full((C * (K + 1), n), float("nan"), dtype=x.dtype)
-    part_pw = torch.full((C_out, n), float("nan"), dtype=x.dtype)
+    dx, act, part, part_pw = nan_outputs(x, T_out, C_out, K, n)  # every element must be written
     for bb, c, tile in itertools.product(range(B), range(C), range(tiles)):
         t0 = tile * TILE
         x0 = t0 - halo
@@ -102,15 +114,7 @@ def vec_kernel_port(x, ga, gy, w, b, d, p, G=8):
     assert halo % 2 == 0 and p == halo // 2 and T % 4 == 0 and ga.shape[2] == T  # the host's vec_path conditions
     tiles = (T + TILE - 1) // TILE
     n = tiles * B
-    dx = torch.full_like(x, float("nan"))
-    act = torch.full_like(ga, float("nan"))
-    part = torch.full((C * (K + 1), n), float("nan"), dtype=x.dtype)
-    part_pw = torch.full((C_out, n), float("nan"), dtype=x.dtype)
-
-    def float4s(row, start, count):  # `count` float4s from an aligned start, zero where outside [0, T)
-        assert start % 4 == 0
-        return [row[t] if 0 <= start + 4 * m < T else 0.0 for m in range(count) for t in range(start + 4 * m,
-                                                                                              start + 4 * m + 4)]
+    dx, act, part, part_pw = nan_outputs(x, T, C_out, K, n)
 
     for bb, c, tile in itertools.product(range(B), range(C), range(tiles)):
         t0 = tile * TILE
@@ -134,8 +138,8 @@ def vec_kernel_port(x, ga, gy, w, b, d, p, G=8):
 
         for g in range(TILE // G):
             j0 = G * g
-            xw = float4s(x[bb, c], t0 - halo + j0 - sx, nx)
-            gw = float4s(ga[bb, c], t0 - lead + j0 - sg, ng)
+            xw = float4s(x[bb, c], t0 - halo + j0 - sx, nx, T)
+            gw = float4s(ga[bb, c], t0 - lead + j0 - sg, ng, T)
             for e in range(G):
                 step(j0 + e, [xw[sx + e + k * d] for k in range(K)], lambda e=e: gw[sg + e])
         for j in range(TILE, TILE + halo4):  # the tail: one step per thread, x's taps and ga read one by one
@@ -149,7 +153,7 @@ def vec_kernel_port(x, ga, gy, w, b, d, p, G=8):
         for k in range(K + 1):
             part[c * (K + 1) + k, tile * B + bb] = sums[k]
         for o in range(c, C_out, C):
-            part_pw[o, tile * B + bb] = sum(float4s(gy[bb, o], t0, TILE // 4))
+            part_pw[o, tile * B + bb] = sum(float4s(gy[bb, o], t0, TILE // 4, T))
     sums = part.sum(1).reshape(C, K + 1)
     return dx, act, sums[:, :K], sums[:, K], part_pw.sum(1)
 
@@ -182,20 +186,12 @@ def tc_kernel_port(x, ga, gy, w, b, d, p, w_pw, TT=16):
     assert halo % 2 == 0 and p == h2 and T % 4 == 0 and gy.shape[2] == T and 4 * nd + TT - 4 <= NJ
     tiles = (T + TT - 1) // TT
     n = tiles * B
-    dx = torch.full_like(x, float("nan"))
-    act = torch.full((B, C, T), float("nan"), dtype=x.dtype)
-    part = torch.full((C * (K + 1), n), float("nan"), dtype=x.dtype)
-    part_pw = torch.full((C_out, n), float("nan"), dtype=x.dtype)
-
-    def float4s(row, start, count):  # `count` float4s from an aligned start, zero where outside [0, T)
-        assert start % 4 == 0
-        return [row[t] if 0 <= start + 4 * m < T else 0.0 for m in range(count) for t in range(start + 4 * m,
-                                                                                              start + 4 * m + 4)]
+    dx, act, part, part_pw = nan_outputs(x, T, C_out, K, n)
 
     for bb, tile in itertools.product(range(B), range(tiles)):
         t0 = tile * TT
         s0 = t0 - lead4
-        dys = torch.tensor([float4s(gy[bb, o], s0, NJ // 4) for o in range(C_out)], dtype=x.dtype)
+        dys = torch.tensor([float4s(gy[bb, o], s0, NJ // 4, T) for o in range(C_out)], dtype=x.dtype)
         for o in range(C_out):
             part_pw[o, tile * B + bb] = dys[o, lead4:lead4 + TT].sum()
         sm = w_pw.t() @ dys  # ga[c][col]
@@ -204,7 +200,7 @@ def tc_kernel_port(x, ga, gy, w, b, d, p, w_pw, TT=16):
             sums = [0.0] * (K + 1)
             for q in range(TT // 4):
                 tq = t0 + 4 * q
-                xw = float4s(x[bb, c], tq - h2 - sx, nx)
+                xw = float4s(x[bb, c], tq - h2 - sx, nx, T)
                 for e in range(4):
                     v = bias
                     for k in range(K):
