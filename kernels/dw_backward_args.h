@@ -59,6 +59,23 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream);
 // The fixed-order sums of the partials: dW_dw (C, K), db_dw (C) where not nullptr, db_pw (C_out) where not nullptr
 // (partial_pw then holds its partials).
 void dw_backward_finish(const DwBackwardArgs& a, float* dw_dw, float* db_dw, float* db_pw, void* stream);
+// Every partial sum of one backward and where its total goes, for backward_finish's one launch: the depthwise
+// kernel's (rungs 3-5: (C * (K + 1), n) as above; partial nullptr: none), db_pw's ((C_out, n_pw) from rungs 3-5 or
+// rung 6; nullptr: none) and dW_pw's (rung 6's (n_w, C_out, C_in); nullptr: none).
+struct BackwardSums {
+  const float* partial = nullptr;     // (C * (K + 1), n)
+  int64_t n = 0, C = 0;
+  int K = 0;
+  float* dw_dw = nullptr;             // (C, K)
+  float* db_dw = nullptr;             // (C), or nullptr
+  const float* partial_pw = nullptr;  // (C_out, n_pw)
+  int64_t n_pw = 0, C_out = 0;
+  float* db_pw = nullptr;             // (C_out)
+  const float* partial_w = nullptr;   // (n_w, C_out, C_in)
+  int64_t n_w = 0, C_in = 0;
+  float* dw_pw = nullptr;             // (C_out, C_in)
+};
+void backward_finish(const BackwardSums& s, void* stream);
 // act = silu(dw(x)) (B, C, T_out) float32 with eager's bits, the recompute the 1x1 conv's backward needs where
 // x needs no gradient; reads x, w_dw, b_dw and the shape of `a` only. Same limits as dw_silu_backward.
 void dw_silu_forward(const DwBackwardArgs& a, float* act, void* stream);

@@ -461,30 +461,48 @@ inline bool vec_path(const DwBackwardArgs& a) {
          aligned16(a.ga) && (!a.gy || aligned16(a.gy)) && (!a.dx || aligned16(a.dx)) && (!a.act || aligned16(a.act));
 }
 
-// One block per output (C * (K + 1) weight-gradient sums, then C_out bias sums of dy): its n partials summed
-// strided by thread, then across the block in a fixed order.
-__global__ void __launch_bounds__(kFinishThreads) dw_backward_finish_kernel(const float* __restrict__ partial,
-                                                                         const float* __restrict__ partial_pw,
-                                                                         int64_t n, int64_t C, int K, float* dw_dw,
-                                                                         float* db_dw, float* db_pw) {
-  __shared__ float red[kFinishThreads / 32];
-  const int64_t out = blockIdx.x, dw_outs = C * (K + 1);
-  const float* src = out < dw_outs ? partial + out * n : partial_pw + (out - dw_outs) * n;
-  float s = 0.0f;
-  for (int64_t j = threadIdx.x; j < n; j += kFinishThreads) s += src[j];
-  s = warp_sum(s);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  float t = 0.0f;
-  for (int w = 0; w < kFinishThreads / 32; ++w) t += red[w];
-  if (out >= dw_outs) {
-    db_pw[out - dw_outs] = t;
-  } else if (out % (K + 1) < K) {
-    dw_dw[(out / (K + 1)) * K + out % (K + 1)] = t;
-  } else if (db_dw) {
-    db_dw[out / (K + 1)] = t;
+// One block per output of the first two kinds (C * (K + 1) depthwise weight-gradient sums, then C_out bias sums of
+// dy): its n partials summed strided by thread, then across the block in a fixed order. Then blocks of 32 dW_pw
+// outputs (rung 6's partials): thread (slice s, output j) sums partials s, s + 4, .. of output j (loads coalesced
+// across j), then the four slices are added in order.
+__global__ void __launch_bounds__(kFinishThreads) backward_finish_kernel(BackwardSums a) {
+  __shared__ float red[kFinishThreads];
+  const int64_t dw_outs = a.partial ? a.C * (a.K + 1) : 0, pw_outs = a.partial_pw ? a.C_out : 0;
+  const int64_t out = blockIdx.x;
+  const int tid = threadIdx.x;
+  if (out < dw_outs + pw_outs) {
+    const bool dw = out < dw_outs;
+    const float* src = dw ? a.partial + out * a.n : a.partial_pw + (out - dw_outs) * a.n_pw;
+    const int64_t n = dw ? a.n : a.n_pw;
+    float s = 0.0f;
+    for (int64_t j = tid; j < n; j += kFinishThreads) s += src[j];
+    s = warp_sum(s);
+    if ((tid & 31) == 0) red[tid >> 5] = s;
+    __syncthreads();
+    if (tid != 0) return;
+    float t = 0.0f;
+    for (int w = 0; w < kFinishThreads / 32; ++w) t += red[w];
+    if (!dw) {
+      a.db_pw[out - dw_outs] = t;
+    } else if (out % (a.K + 1) < a.K) {
+      a.dw_dw[(out / (a.K + 1)) * a.K + out % (a.K + 1)] = t;
+    } else if (a.db_dw) {
+      a.db_dw[out / (a.K + 1)] = t;
+    }
+    return;
   }
+  constexpr int kSlices = kFinishThreads / 32;
+  const int64_t outs = a.C_out * a.C_in, j = (out - dw_outs - pw_outs) * 32 + (tid & 31);
+  const int slice = tid >> 5;
+  float s = 0.0f;
+  if (j < outs)
+    for (int64_t p = slice; p < a.n_w; p += kSlices) s += a.partial_w[p * outs + j];
+  red[tid] = s;
+  __syncthreads();
+  if (slice != 0 || j >= outs) return;
+  float t = 0.0f;
+  for (int k = 0; k < kSlices; ++k) t += red[k * 32 + (tid & 31)];
+  a.dw_pw[j] = t;
 }
 
 }  // namespace dwbw
@@ -534,12 +552,20 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   }
 }
 
+void backward_finish(const BackwardSums& s, void* stream) {
+  const int64_t blocks = (s.partial ? s.C * (s.K + 1) : 0) + (s.partial_pw ? s.C_out : 0) +
+                         (s.partial_w ? (s.C_out * s.C_in + 31) / 32 : 0);
+  if (blocks > 0x7fffffff) throw std::runtime_error("backward_finish: shape exceeds the launch grid");
+  if (blocks == 0) return;
+  dwbw::backward_finish_kernel<<<static_cast<unsigned>(blocks), dwbw::kFinishThreads, 0,
+                                 static_cast<cudaStream_t>(stream)>>>(s);
+}
+
 void dw_backward_finish(const DwBackwardArgs& a, float* dw_dw, float* db_dw, float* db_pw, void* stream) {
-  const int64_t outs = a.C * (a.K + 1) + (db_pw ? a.C_out : 0);
-  if (outs > 0x7fffffff) throw std::runtime_error("dw_backward_finish: shape exceeds the launch grid");
-  dwbw::dw_backward_finish_kernel<<<static_cast<unsigned>(outs), dwbw::kFinishThreads, 0,
-                                    static_cast<cudaStream_t>(stream)>>>(
-      a.partial, a.partial_pw, dw_backward_tiles(a) * a.B, a.C, a.K, dw_dw, db_dw, db_pw);
+  BackwardSums s;
+  s.partial = a.partial; s.n = dw_backward_tiles(a) * a.B; s.C = a.C; s.K = a.K; s.dw_dw = dw_dw; s.db_dw = db_dw;
+  if (db_pw) { s.partial_pw = a.partial_pw; s.n_pw = s.n; s.C_out = a.C_out; s.db_pw = db_pw; }
+  backward_finish(s, stream);
 }
 
 void dw_silu_forward(const DwBackwardArgs& a, float* act, void* stream) {

@@ -20,6 +20,10 @@
 // instead of cuDNN's data gradient + that kernel where rung 5 takes the shape (dw_silu_backward_tc.cu: ga = W_pw^T
 // dy on TF32 tensor cores inside the kernel; dx and the depthwise gradients within TF32 summation order of eager's;
 // measured slower than mode 1, so not the default), else mode 1.
+// In modes 1 and 2, where allow_tf32 is on and rung 6 takes the shape (pw_weight_grad.cu: C, C_out in [kTcMinC, 128],
+// T_out % 4 == 0), the 1x1 conv's weight and bias gradients come from rung 6 (dW_pw = dy act^T on TF32 tensor
+// cores, db_pw from the same staged dy) instead of cuDNN's weight gradient and the depthwise kernel's dy sums, and
+// one finishing launch sums every kernel's partials.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -33,6 +37,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #include "dw_backward_args.h"
+#include "pw_wgrad_args.h"
 #endif
 
 namespace dwsep {
@@ -55,18 +60,21 @@ inline bool dw_kernel_runs(const at::Tensor& x, const at::Tensor& ga, const at::
 // What dw_silu_backward.cu returns: each entry undefined where it was not asked for.
 struct DwKernelGrads {
   at::Tensor dx, dw_dw, db_dw, act, db_pw;
+  at::Tensor partial;  // the kernel's partial sums (C * (K + 1), n), where the caller finishes them (finish false)
+  int64_t n = 0;
 };
 
 // From ga = dL/d act by dw_silu_backward.cu (see dw_kernel_runs), or, where `w_pw` is defined, from gy alone by
 // dw_silu_backward_tc.cu (rung 5: ga = W_pw^T gy computed in the kernel, TF32): dx (want_dx), act (want_act: the 1x1
 // conv's weight gradient reads it), dW_dw and db_dw (where b_dw is defined), db_pw = sum of gy over (B, T)
 // (want_db_pw; rungs 3 and 4 take gy for it only then). Two launches: the kernel, then the fixed-order sums of its
-// partials. Rung 5 returns nullopt where it cannot take the args (dw_backward_tc_fits): the caller runs rung 3/4.
+// partials (with finish false, the caller's backward_finish sums them: dw_dw and db_dw are then allocated, not yet
+// written, and `partial` holds them). Rung 5 returns nullopt where it cannot take the args (dw_backward_tc_fits): the caller runs rung 3/4.
 inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, const at::Tensor& gy, const at::Tensor& x,
                                                        const at::Tensor& w_dw, const at::Tensor& b_dw,
                                                        int64_t dilation, int64_t padding, bool want_dx,
                                                        bool want_act, bool want_db_pw,
-                                                       const at::Tensor& w_pw = at::Tensor()) {
+                                                       const at::Tensor& w_pw = at::Tensor(), bool finish = true) {
 #ifdef DWSEP_BACKWARD_KERNEL
   const c10::cuda::CUDAGuard guard(x.device());
   const bool tc = w_pw.defined();
@@ -111,6 +119,11 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
   cudaError_t err = cudaGetLastError();
   TORCH_CHECK(err == cudaSuccess, tc ? "dw_silu_backward_tc" : "dw_silu_backward", ": kernel launch failed: ",
               cudaGetErrorString(err));
+  if (!finish) {
+    g.partial = partial;
+    g.n = n;
+    return g;
+  }
   dw_backward_finish(a, g.dw_dw.data_ptr<float>(), g.db_dw.defined() ? g.db_dw.data_ptr<float>() : nullptr,
                      g.db_pw.defined() ? g.db_pw.data_ptr<float>() : nullptr, stream);
   err = cudaGetLastError();
@@ -118,9 +131,98 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
   return g;
 #else
   (void)ga; (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)dilation; (void)padding; (void)want_dx; (void)want_act;
-  (void)want_db_pw; (void)w_pw;
+  (void)want_db_pw; (void)w_pw; (void)finish;
   TORCH_CHECK(false, "dw_silu_backward is not built into this extension");
   return c10::nullopt;
+#endif
+}
+
+// Whether rung 6 (pw_weight_grad.cu) computes the 1x1 conv's weight gradient for a backward of these inputs: float32
+// CUDA tensors under allow_tf32 (cuDNN's weight gradient is a TF32 GEMM there), pw_wgrad_fits' shapes. act is not
+// yet written when this is asked: the caching allocator's blocks are 512-byte aligned, so its alignment is given.
+inline bool pw_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::Tensor& w_pw) {
+#ifdef DWSEP_BACKWARD_KERNEL
+  if (!at::globalContext().allowTF32CuDNN() || !x.is_cuda() || gy.scalar_type() != at::kFloat ||
+      w_pw.scalar_type() != at::kFloat)
+    return false;
+  // a contiguous gy's own alignment; else the allocator's (pw_kernel_wgrad takes a contiguous copy)
+  float* const p = gy.is_contiguous() ? gy.data_ptr<float>() : x.data_ptr<float>();
+  PwWgradArgs a{};
+  a.act = p;  // act's stand-in: the allocator's alignment
+  a.gy = p;
+  a.partial_w = p;
+  a.B = gy.size(0); a.C = w_pw.size(1); a.C_out = gy.size(1); a.T = gy.size(2);
+  return pw_wgrad_fits(a);
+#else
+  (void)x; (void)gy; (void)w_pw;
+  return false;
+#endif
+}
+
+// Rung 6's partial sums of dW_pw (n, C_out, C) and db_pw (C_out, n; want_db), for backward_finish (see
+// pw_kernel_runs: the caller has checked that it runs).
+struct PwKernelPartials {
+  at::Tensor w, b, dw_pw, db_pw;
+  int64_t n = 0;
+};
+inline PwKernelPartials pw_kernel_wgrad(const at::Tensor& gy, const at::Tensor& act, bool want_db) {
+  PwKernelPartials p;
+#ifdef DWSEP_BACKWARD_KERNEL
+  PwWgradArgs a{};
+  a.act = act.data_ptr<float>();
+  a.gy = gy.data_ptr<float>();
+  a.B = act.size(0); a.C = act.size(1); a.C_out = gy.size(1); a.T = act.size(2);
+  p.n = pw_wgrad_blocks(a);
+  p.w = at::empty({p.n, a.C_out, a.C}, act.options());
+  p.dw_pw = at::empty({a.C_out, a.C, 1}, act.options());
+  if (want_db) {
+    p.b = at::empty({a.C_out, p.n}, act.options());
+    p.db_pw = at::empty({a.C_out}, act.options());
+  }
+  a.partial_w = p.w.data_ptr<float>();
+  a.partial_b = want_db ? p.b.data_ptr<float>() : nullptr;
+  if (p.n == 0) {  // empty input: the sums are zero
+    p.dw_pw.zero_();
+    if (want_db) p.db_pw.zero_();
+    p.w = p.b = at::Tensor();
+    return p;
+  }
+  pw_wgrad(a, c10::cuda::getCurrentCUDAStream().stream());
+  const cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "pw_wgrad: kernel launch failed: ", cudaGetErrorString(err));
+#else
+  (void)gy; (void)act; (void)want_db;
+  TORCH_CHECK(false, "pw_wgrad is not built into this extension");
+#endif
+  return p;
+}
+
+// One launch for the fixed-order sums of a backward's partials: the depthwise kernel's (d, where it ran with finish
+// false) and rung 6's (p).
+inline void finish_sums(const DwKernelGrads* d, const PwKernelPartials& p, int64_t C, int64_t K) {
+#ifdef DWSEP_BACKWARD_KERNEL
+  BackwardSums s;
+  if (d && d->partial.defined()) {
+    s.partial = d->partial.data_ptr<float>();
+    s.n = d->n; s.C = C; s.K = static_cast<int>(K);
+    s.dw_dw = d->dw_dw.data_ptr<float>();
+    s.db_dw = d->db_dw.defined() ? d->db_dw.data_ptr<float>() : nullptr;
+  }
+  if (p.b.defined()) {
+    s.partial_pw = p.b.data_ptr<float>();
+    s.n_pw = p.n; s.C_out = p.dw_pw.size(0);
+    s.db_pw = p.db_pw.data_ptr<float>();
+  }
+  if (p.w.defined()) {
+    s.partial_w = p.w.data_ptr<float>();
+    s.n_w = p.n; s.C_out = p.dw_pw.size(0); s.C_in = p.dw_pw.size(1);
+    s.dw_pw = p.dw_pw.data_ptr<float>();
+  }
+  backward_finish(s, c10::cuda::getCurrentCUDAStream().stream());
+  const cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "backward_finish: kernel launch failed: ", cudaGetErrorString(err));
+#else
+  (void)d; (void)p; (void)C; (void)K;
 #endif
 }
 
@@ -167,21 +269,33 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // itself, with dx, act, dW_dw, db_dw and db_pw, where it takes the shape. Else (mode 1, or rung 5 cannot take
     // it): ga by cuDNN's data gradient of the 1x1 conv (eager's call, its bits; the input is only a shape there),
     // then dw_silu_backward.cu for the same outputs. Then the 1x1 conv's weight gradient from that act.
+    // Where the weight gradient is wanted and rung 6 runs, it computes dW_pw and db_pw from act and gy (the
+    // depthwise kernel then reads no gy), and one backward_finish sums both kernels' partials.
     const bool db_pw = need[4] && b_pw.defined();
+    const bool pw6 = need[3] && pw_kernel_runs(x, gy, w_pw);
+    const bool gy_db = pw6 ? false : db_pw;
     c10::optional<DwKernelGrads> fused;
     if (mode == 2 && w_pw.scalar_type() == at::kFloat)
-      fused = dw_kernel_backward(at::Tensor(), gy, x, w_dw, b_dw, dilation, padding, need[0], need[3], db_pw,
-                                 w_pw.reshape({w_pw.size(0), w_pw.size(1)}));
+      fused = dw_kernel_backward(at::Tensor(), gy, x, w_dw, b_dw, dilation, padding, need[0], need[3], gy_db,
+                                 w_pw.reshape({w_pw.size(0), w_pw.size(1)}), !pw6);
     if (!fused) {
       const at::Tensor shape_only = at::empty({x.size(0), c, gy.size(2)}, x.options());
       const at::Tensor ga = std::get<0>(at::convolution_backward(gy, shape_only, w_pw, at::OptionalIntArrayRef(),
                                                                  {1}, {0}, {1}, false, {0}, 1, {true, false, false}));
-      fused = dw_kernel_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], need[3], db_pw);
+      fused = dw_kernel_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], need[3], gy_db, at::Tensor(),
+                                 !pw6);
     }
     DwKernelGrads& d = *fused;
     if (need[0]) g[0] = d.dx;
     if (need[1]) g[1] = d.dw_dw;
     if (need[2]) g[2] = d.db_dw;
+    if (pw6) {
+      const PwKernelPartials p = pw_kernel_wgrad(gy.contiguous(), d.act, db_pw);
+      finish_sums(&d, p, x.size(1), w_dw.size(2));
+      g[3] = p.dw_pw;
+      if (db_pw) g[4] = p.db_pw;
+      return g;
+    }
     if (need[3])
       g[3] = std::get<1>(at::convolution_backward(gy, d.act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false,
                                                   {0}, 1, {false, true, false}));
@@ -193,6 +307,14 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
   at::Tensor v, a;
   if (kernel) {
     a = dw_kernel_act(x, w_dw, b_dw, dilation, padding);
+    if (!need_act && need[3] && pw_kernel_runs(x, gy, w_pw)) {  // only the 1x1 conv's parameters: rung 6
+      const bool db_pw = need[4] && b_pw.defined();
+      const PwKernelPartials p = pw_kernel_wgrad(gy.contiguous(), a, db_pw);
+      finish_sums(nullptr, p, c, w_dw.size(2));
+      g[3] = p.dw_pw;
+      if (db_pw) g[4] = p.db_pw;
+      return g;
+    }
   } else {
     v = at::convolution(x, w_dw, b_dw, {1}, {padding}, {dilation}, false, {0}, c);
     a = at::silu(v);

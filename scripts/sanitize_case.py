@@ -2,8 +2,9 @@
 Usage: compute-sanitizer --tool memcheck python scripts/sanitize_case.py VARIANT [NAME=VALUE ...]
 (NAME=VALUE: compile-time parameters over the variant's tuned ones). VARIANT `general`: the general path's
 dw_silu kernel (kernels/dw_silu.cu) in every dtype, against eager. VARIANT `backward`: the depthwise half of the
-backward (kernels/dw_silu_backward.cu, rungs 3-4, and dw_silu_backward_tc.cu, rung 5) through the general path's
-forward_train, gradients against eager's."""
+backward (kernels/dw_silu_backward.cu, rungs 3-4, and dw_silu_backward_tc.cu, rung 5) and the 1x1 conv's weight
+gradient (pw_weight_grad.cu, rung 6: the shapes with C, C_out >= 32) through the general path's forward_train,
+gradients against eager's."""
 import sys
 from pathlib import Path
 
@@ -41,7 +42,8 @@ if variant == "backward":
                            dict(B=1, C_in=100, C_out=128, T=132, K=9, dilation=1, bias=True),  # rung 5: C % 16 != 0
                            dict(B=2, C_in=128, C_out=72, T=68, K=3, dilation=1, bias=False),  # rung 5: short tile
                            dict(B=1, C_in=32, C_out=48, T=200, K=7, dilation=1, bias=True),   # rung 5: fewest C
-                           dict(B=3, C_in=40, C_out=32, T=4096, K=5, dilation=2, bias=True)]):  # rung 5: 2 tiles per block
+                           dict(B=3, C_in=40, C_out=32, T=4096, K=5, dilation=2, bias=True),  # rung 5: 2 tiles per block
+                           dict(B=2, C_in=40, C_out=100, T=1000, K=4, dilation=2, bias=True)]):  # rung 3, then rung 6
         model, x = fj.make_case(s, torch.float32, "cuda", seed=i)
         args = fj.forward_args(model)
         for mode in (fj.BACKWARDS["dw_kernel"], fj.BACKWARDS["fused"]):  # rungs 3/4, then rung 5 where it fits

@@ -220,15 +220,17 @@ def _poison_allocator(*numels):
                                    dict(B=2, C_in=16, C_out=8, T=2100, K=9, dilation=4, bias=False),
                                    dict(B=2, C_in=16, C_out=40, T=1000, K=3, dilation=1, bias=True),
                                    dict(B=2, C_in=8, C_out=8, T=2050, K=9, dilation=1, bias=True),
-                                   dict(B=2, C_in=48, C_out=64, T=1000, K=3, dilation=3, bias=True)],
+                                   dict(B=2, C_in=48, C_out=64, T=1000, K=3, dilation=3, bias=True),
+                                   dict(B=2, C_in=40, C_out=100, T=1000, K=4, dilation=2, bias=True)],
                          ids=["K5_C_out_wider", "K9_vector_no_bias", "K3_vector_shifted", "K9_rung3_odd_rows",
-                              "rung5_tc"])
+                              "rung5_tc", "rung3_then_rung6"])
 @pytest.mark.parametrize("backward", ["dw_kernel", "fused"])
 def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants, backward):
     """The backward kernels (dw_silu_backward.cu; with backward="fused", dw_silu_backward_tc.cu where it takes the
-    shape: rung5_tc) into NaN-poisoned memory: every gradient asked for arrives, finite and within float32
+    shape: rung5_tc; the 1x1 conv's weight gradient by pw_weight_grad.cu where C, C_out >= 32: rung5_tc,
+    rung3_then_rung6) into NaN-poisoned memory: every gradient asked for arrives, finite and within float32
     summation order of eager's; one not asked for stays None. Frozen parts take the kernels' other paths (no dx, no
-    activations written, or the activations recomputed alone)."""
+    activations written, or the activations recomputed alone: pw_only)."""
     model, x = fj.make_case(shape, torch.float32, "cuda", seed=11)
     new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"],
                       backward=backward).cuda()
@@ -254,6 +256,31 @@ def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants,
             continue
         assert got is not None and torch.isfinite(got).all(), name
         assert fj.max_diff(got, eager) <= 1e-4 * float(eager.abs().max()), (name, fj.max_diff(got, eager))
+
+
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused"])
+def test_kernel_backward_is_strict_with_tf32_off_on_gpu(backward):
+    """With torch.backends.cudnn.allow_tf32 off, eager's backward is float32 throughout; so is ModelNew's: no TF32
+    GEMM (rung 5's data gradient, rung 6's weight gradient) may run, so every gradient stays as close to float64 as
+    eager's (a TF32 weight gradient would be ~1e-4 off, 100x eager's error at the headline)."""
+    old = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        model, x = fj.make_case(fj.HEADLINE, torch.float32, "cuda", seed=5)
+        new = fj.ModelNew(128, 128, 5, 2, backward=backward).cuda()
+        new.load_state_dict(model.state_dict())
+        m64 = fj.copy_model(model).double()
+        g = torch.randn_like(model(x))
+        ge = fj.gradients(model, x, g)
+        with _quiet():
+            gn = fj.gradients(new, x, g)
+        g64 = fj.gradients(m64, x.double(), g.double())
+    finally:
+        torch.backends.cudnn.allow_tf32 = old
+    for name, got, eager, ref in zip(["x", "w_dw", "b_dw", "w_pw", "b_pw"], gn, ge, g64):
+        assert fj.rel_err(eager, ref) < 1e-5, (name, fj.rel_err(eager, ref))  # eager strict here: the premise
+        assert fj.rel_err(got, ref) <= 2 * fj.rel_err(eager, ref) + 1e-7, (name, fj.rel_err(got, ref),
+                                                                            fj.rel_err(eager, ref))
 
 
 def test_operator_under_compile_cuda_graphs_and_autocast():

@@ -1,0 +1,209 @@
+// pw_weight_grad.cu: backward rung 6, the 1x1 conv's weight and bias gradients as one TF32 tensor-core pass
+// (contract: pw_wgrad_args.h). Used by ModelNew's kernel backwards where torch.backends.cudnn.allow_tf32 is on.
+// What it changes: after rung 4 (dw_silu_backward.cu) the backward ran cuDNN's weight-gradient GEMM (13.1-13.4 us
+// at the headline) and its split-K reduction (1.6-1.9 us), and rung 4 read dy (16.8 MB) only for db_pw's row sums.
+// Here one pass reads act (written by rungs 4 and 5) and dy: dW_pw = dy act^T on mma.sync TF32 and db_pw from the
+// same staged dy, so rung 4 no longer reads dy; the per-block sums are added up in the one finishing launch that
+// already sums rung 4's (backward_finish): two launches and 16.8 MB fewer per backward.
+// Form: G = one block per SM (512 threads, 16 warps); block j owns a contiguous range of (b, 32-step chunk) pairs,
+// the GEMM's k dimension. Per chunk it stages act[:, chunk] and dy[:, chunk] by cp.async (three stages: two chunks in
+// flight while one is computed), rounds both to TF32 in shared memory (dy's unrounded values feed db_pw's sums),
+// and each warp accumulates a 32 x 32 tile of the 128 x 128 dW_pw on mma.sync m16n8k8 in registers across the whole
+// range; the accumulators are the block's partial.
+// Bytes at the headline: read act and dy, 33.5 MB, plus 8.4 MB of partials (L2-resident) for the finish.
+// Prediction: at the copy rate, ~11 us (cuDNN's pair: ~15 us), and rung 4 ~4 us faster without dy: ~6-7 us off a
+// backward of 63 us.
+// Numerics: both operands rounded to nearest even as cuDNN's TF32 weight gradient rounds them; fp32 accumulation in
+// another order than cuDNN's (per block along t, then over the blocks in a fixed order): within float32 summation
+// order of eager's dW_pw. db_pw: fp32 sums of unrounded dy, in a fixed order. Deterministic, no atomics.
+// Limits: pw_wgrad_fits (T_out % 4 == 0, 16-byte aligned rows, kTcMinC <= C, C_out <= 128, sm_80+); other shapes
+// and TF32 off keep cuDNN's weight gradient.
+#include <cuda_runtime.h>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include "common.cuh"     // tc_tf32: RNE rounding to TF32
+#include "mma_sync.cuh"   // tc_mma_tf32
+#include "cp_async.cuh"
+#include "dw_backward_args.h"
+#include "pw_wgrad_args.h"
+#include "row_float4.cuh"
+
+namespace pwwg {
+
+constexpr int kThreads = 512, kWarps = kThreads / 32, kKC = 32, kMaxC = 128, kStages = 3;
+// row stride of the staged chunks: 36 floats = 4 (mod 32), so that a fragment's 32 reads (rows g, columns t) fall
+// in 32 banks, and 9 (odd) 16-byte units, so that the rounding pass's float4s of a quarter warp do too
+constexpr int kRS = kKC + 4;
+constexpr int kChunkFloats = kMaxC * kRS;  // one operand's chunk
+constexpr size_t kSmemBytes = sizeof(float) * 2 * kStages * kChunkFloats;
+static_assert(kThreads == 4 * kMaxC && kKC == 4 * 8, "four threads per row, 8 steps each");
+static_assert(kWarps == 16, "a 4 x 4 grid of 32 x 32 warp tiles covers 128 x 128");
+
+using rowf4::in_row;
+
+__device__ __forceinline__ uint4 round4(float4 v) {
+  return make_uint4(tc_tf32(v.x), tc_tf32(v.y), tc_tf32(v.z), tc_tf32(v.w));
+}
+
+// grid G (pw_wgrad_blocks), 512 threads, kSmemBytes of dynamic shared memory.
+__global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __restrict__ act,
+                                                              const float* __restrict__ gy, float* partial_w,
+                                                              float* partial_b, int64_t B, int C, int C_out, int T) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();  // the host routes older GPUs elsewhere (pw_wgrad_fits)
+#else
+  extern __shared__ float4 smem4[];
+  float* sa = reinterpret_cast<float*>(smem4);  // kStages x [kMaxC][kRS]: act, then its TF32 bits in place
+  float* sg = sa + kStages * kChunkFloats;      // kStages x [kMaxC][kRS]: dy, then its TF32 bits in place
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
+  const int tiles = (T + kKC - 1) / kKC;
+  const int64_t chunks = B * tiles, G = gridDim.x, blk = blockIdx.x;
+  const int64_t c_begin = blk * chunks / G, c_end = (blk + 1) * chunks / G;
+
+  // chunk ch = (b, tile) into stage s: rows c < C of act and o < C_out of dy, 8 float4s each, zero past T
+  auto stage = [&](int64_t ch, int s) {
+    const int64_t b = ch / tiles;
+    const int t0 = static_cast<int>(ch - b * tiles) * kKC;
+    float* da = sa + s * kChunkFloats;
+    float* dg = sg + s * kChunkFloats;
+    for (int it = tid; it < (C + C_out) * (kKC / 4); it += kThreads) {
+      const int r = it >> 3, f = it & 7, t = t0 + 4 * f;  // T % 4 == 0: a float4 is all in the row or all out
+      const bool is_act = r < C, in = in_row(t, T);
+      const float* src = is_act ? act + (b * C + r) * static_cast<int64_t>(T)
+                                : gy + (b * C_out + (r - C)) * static_cast<int64_t>(T);
+      float* dst = (is_act ? da + r * kRS : dg + (r - C) * kRS) + 4 * f;
+      cp_async_16(dst, in ? src + t : src, in ? 16 : 0);
+    }
+  };
+
+  // the rounding pass: thread (row cr, steps j0 .. j0 + 7) of both operands; db_pw's share of dy's row cr
+  const int cr = tid >> 2, j0 = (tid & 3) * 8;
+  const bool a_live = cr < C, o_live = cr < C_out;
+  float dbs = 0.0f;
+  // this warp's tile of dW_pw: rows (o) [m0, m0 + 32), columns (c) [n0, n0 + 32); tiles wholly past C_out or C idle.
+  // Rows past C_out / columns past C of the staged chunks are never written (stale or poisoned shared memory):
+  // they reach only outputs past C_out / C, which are not stored.
+  const int m0 = 32 * (warp >> 2), n0 = 32 * (warp & 3);
+  const bool mma_live = m0 < C_out && n0 < C;
+  float acc[2][4][4];
+#pragma unroll
+  for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (c_begin + s < c_end) stage(c_begin + s, s);
+    cp_async_commit();
+  }
+  int buf = 0;
+  for (int64_t ch = c_begin; ch < c_end; ++ch) {
+    cp_async_wait<kStages - 2>();  // chunk ch's copies (this thread's) have landed
+    __syncthreads();               // everyone's have, and every warp is done with chunk ch - 1
+    if (ch + kStages - 1 < c_end) stage(ch + kStages - 1, (buf + kStages - 1) % kStages);
+    cp_async_commit();
+    float* ra = sa + buf * kChunkFloats + cr * kRS + j0;
+    float* rg = sg + buf * kChunkFloats + cr * kRS + j0;
+    if (a_live) {
+      const float4 p = *reinterpret_cast<const float4*>(ra), q = *reinterpret_cast<const float4*>(ra + 4);
+      *reinterpret_cast<uint4*>(ra) = round4(p);
+      *reinterpret_cast<uint4*>(ra + 4) = round4(q);
+    }
+    if (o_live) {
+      const float4 p = *reinterpret_cast<const float4*>(rg), q = *reinterpret_cast<const float4*>(rg + 4);
+      dbs += ((p.x + p.y) + (p.z + p.w)) + ((q.x + q.y) + (q.z + q.w));  // zero-filled past T
+      *reinterpret_cast<uint4*>(rg) = round4(p);
+      *reinterpret_cast<uint4*>(rg + 4) = round4(q);
+    }
+    __syncthreads();
+    if (mma_live) {
+      const float* ca = sa + buf * kChunkFloats;
+      const float* cg = sg + buf * kChunkFloats;
+#pragma unroll
+      for (int ks = 0; ks < kKC / 8; ++ks) {
+        uint32_t af[2][4], bf[4][2];
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {  // A = dy (M = o, K = t): row-major, t contiguous
+          const float* p = cg + (m0 + 16 * mt + g) * kRS + 8 * ks + q4;
+          af[mt][0] = __float_as_uint(p[0]);
+          af[mt][1] = __float_as_uint(p[8 * kRS]);
+          af[mt][2] = __float_as_uint(p[4]);
+          af[mt][3] = __float_as_uint(p[8 * kRS + 4]);
+        }
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {  // B = act^T (K = t, N = c): column-major, t contiguous
+          const float* p = ca + (n0 + 8 * nt + g) * kRS + 8 * ks + q4;
+          bf[nt][0] = __float_as_uint(p[0]);
+          bf[nt][1] = __float_as_uint(p[4]);
+        }
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) tc_mma_tf32(acc[mt][nt], af[mt], bf[nt]);
+      }
+    }
+    buf = (buf + 1) % kStages;
+  }
+  cp_async_wait<0>();  // (only empty groups can remain)
+
+  // the block's partial of dW_pw: C fragment (g, 2 q4 + {0, 1}) and (g + 8, ...) of each 16 x 8 tile
+  float* pw = partial_w + blk * C_out * static_cast<int64_t>(C);
+  if (mma_live) {
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        const int o = m0 + 16 * mt + g, c = n0 + 8 * nt + 2 * q4;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          if (o + 8 * h >= C_out) continue;
+          float* dst = pw + static_cast<int64_t>(o + 8 * h) * C + c;
+          if (c < C) dst[0] = acc[mt][nt][2 * h];
+          if (c + 1 < C) dst[1] = acc[mt][nt][2 * h + 1];
+        }
+      }
+  }
+  // db_pw's partial: the four threads of row cr are lanes 4k .. 4k + 3 of one warp; fixed-order shuffles
+  float s = dbs + __shfl_xor_sync(0xffffffffu, dbs, 1);
+  s += __shfl_xor_sync(0xffffffffu, s, 2);
+  if (partial_b && o_live && (tid & 3) == 0) partial_b[cr * G + blk] = s;
+#endif
+}
+
+}  // namespace pwwg
+
+bool pw_wgrad_fits(const PwWgradArgs& a) {
+  int dev = 0, major = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+    return false;
+  auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return major >= 8 && a.act && a.gy && a.partial_w && aligned16(a.act) && aligned16(a.gy) && a.T % 4 == 0 &&
+         a.C >= kTcMinC && a.C <= pwwg::kMaxC && a.C_out >= kTcMinC && a.C_out <= pwwg::kMaxC && a.B >= 0 &&
+         a.T <= 0x7fffffff - pwwg::kKC;
+}
+
+int64_t pw_wgrad_blocks(const PwWgradArgs& a) {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
+    sms = 1;
+  const int64_t chunks = a.B * ((a.T + pwwg::kKC - 1) / pwwg::kKC);
+  return chunks < sms ? chunks : sms;
+}
+
+void pw_wgrad(const PwWgradArgs& a, void* stream) {
+  if (!pw_wgrad_fits(a)) throw std::runtime_error("pw_wgrad: shape outside the kernel's limits (pw_wgrad_fits)");
+  const int64_t G = pw_wgrad_blocks(a);
+  if (G < 1) return;
+  // past the default 48 KB: set on every launch (the attribute is per device)
+  const cudaError_t attr = cudaFuncSetAttribute(pwwg::pw_wgrad_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(pwwg::kSmemBytes));
+  if (attr != cudaSuccess)
+    throw std::runtime_error(std::string("pw_wgrad: cudaFuncSetAttribute failed: ") + cudaGetErrorString(attr));
+  pwwg::pw_wgrad_kernel<<<static_cast<unsigned>(G), pwwg::kThreads, pwwg::kSmemBytes,
+                          static_cast<cudaStream_t>(stream)>>>(a.act, a.gy, a.partial_w, a.partial_b, a.B,
+                                                               static_cast<int>(a.C), static_cast<int>(a.C_out),
+                                                               static_cast<int>(a.T));
+}

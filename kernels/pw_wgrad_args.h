@@ -1,0 +1,25 @@
+// pw_wgrad_args.h: the contract of backward rung 6 (pw_weight_grad.cu), torch-free like dw_backward_args.h.
+// The 1x1 conv's weight and bias gradients from its input act = silu(dw(x)) (written by rungs 3-5) and gy:
+//   dW_pw[o, c]  = sum_{b,t} gy[b, o, t] act[b, c, t]   (TF32 operands rounded to nearest even, fp32 sums)
+//   db_pw[o]     = sum_{b,t} gy[b, o, t]               (unrounded gy)
+// Each of the launch's G blocks owns a contiguous range of (b, 32-step chunk) pairs and writes its sums as
+// partials: partial_w[(blk * C_out + o) * C + c] and partial_b[o * G + blk]; backward_finish (dw_backward_args.h)
+// sums them over the blocks in a fixed order: deterministic, no atomics.
+#pragma once
+#include <cstdint>
+
+struct PwWgradArgs {
+  const float* act;   // (B, C, T) float32, contiguous, 16-byte aligned (T: the 1x1 conv's length, T_out)
+  const float* gy;    // (B, C_out, T) float32, contiguous, 16-byte aligned
+  float* partial_w;   // (G, C_out, C)
+  float* partial_b;   // (C_out, G), or nullptr (no db_pw)
+  int64_t B, C, C_out, T;
+};
+
+// Whether rung 6 takes these args: rows of whole float4s (T % 4 == 0, act and gy 16-byte aligned), kTcMinC <= C,
+// C_out <= 128 (kTcMinC: dw_backward_args.h), a GPU of compute capability 8.0 or newer (mma.sync TF32).
+bool pw_wgrad_fits(const PwWgradArgs& a);
+// G, the launch's blocks (the partials' count): one per SM at most, never more than the (b, chunk) pairs.
+int64_t pw_wgrad_blocks(const PwWgradArgs& a);
+// The launch on `stream` (a cudaStream_t); throws std::runtime_error where pw_wgrad_fits is false.
+void pw_wgrad(const PwWgradArgs& a, void* stream);
