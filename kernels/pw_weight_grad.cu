@@ -31,14 +31,18 @@
 
 namespace pwwg {
 
-constexpr int kThreads = 512, kWarps = kThreads / 32, kKC = 32, kMaxC = 128, kStages = 3;
-// row stride of the staged chunks: 36 floats = 4 (mod 32), so that a fragment's 32 reads (rows g, columns t) fall
-// in 32 banks, and 9 (odd) 16-byte units, so that the rounding pass's float4s of a quarter warp do too
-constexpr int kRS = kKC + 4;
-constexpr int kChunkFloats = kMaxC * kRS;  // one operand's chunk
-constexpr size_t kSmemBytes = sizeof(float) * 2 * kStages * kChunkFloats;
-static_assert(kThreads == 4 * kMaxC && kKC == 4 * 8, "four threads per row, 8 steps each");
+constexpr int kThreads = 512, kWarps = kThreads / 32, kMaxC = 128;
 static_assert(kWarps == 16, "a 4 x 4 grid of 32 x 32 warp tiles covers 128 x 128");
+// The launch's form (scripts/pw_wgrad_sweep.cu times the others): KC steps per chunk, STAGES chunk buffers.
+constexpr int kKC = 32, kStages = 3;
+
+// Row stride of a staged chunk: KC + 4 floats = 4 (mod 32), so that a fragment's 32 reads (rows g, columns t) fall in
+// 32 banks, and an odd count of 16-byte units, so that the rounding pass's float4s (8 rows of one column per quarter
+// warp) do too.
+template <int KC>
+__host__ __device__ constexpr int row_stride() { return KC + 4; }
+template <int KC, int STAGES>
+constexpr size_t smem_bytes() { return sizeof(float) * 2 * STAGES * kMaxC * row_stride<KC>(); }
 
 using rowf4::in_row;
 
@@ -46,39 +50,44 @@ __device__ __forceinline__ uint4 round4(float4 v) {
   return make_uint4(tc_tf32(v.x), tc_tf32(v.y), tc_tf32(v.z), tc_tf32(v.w));
 }
 
-// grid G (pw_wgrad_blocks), 512 threads, kSmemBytes of dynamic shared memory.
+// grid G (pw_wgrad_blocks), 512 threads, smem_bytes<KC, STAGES>() of dynamic shared memory.
+template <int KC, int STAGES>
 __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __restrict__ act,
                                                               const float* __restrict__ gy, float* partial_w,
                                                               float* partial_b, int64_t B, int C, int C_out, int T) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();  // the host routes older GPUs elsewhere (pw_wgrad_fits)
 #else
+  constexpr int RS = row_stride<KC>(), F4 = KC / 4, CF = kMaxC * RS;  // CF: one operand's chunk, floats
+  static_assert(KC % 8 == 0 && (RS / 4) % 2 == 1 && STAGES >= 2, "chunk shape");
   extern __shared__ float4 smem4[];
-  float* sa = reinterpret_cast<float*>(smem4);  // kStages x [kMaxC][kRS]: act, then its TF32 bits in place
-  float* sg = sa + kStages * kChunkFloats;      // kStages x [kMaxC][kRS]: dy, then its TF32 bits in place
+  float* sa = reinterpret_cast<float*>(smem4);  // STAGES x [kMaxC][RS]: act, then its TF32 bits in place
+  float* sg = sa + STAGES * CF;                 // STAGES x [kMaxC][RS]: dy, then its TF32 bits in place
+  __shared__ float dbred[kThreads];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
-  const int tiles = (T + kKC - 1) / kKC;
+  const int tiles = (T + KC - 1) / KC;
   const int64_t chunks = B * tiles, G = gridDim.x, blk = blockIdx.x;
   const int64_t c_begin = blk * chunks / G, c_end = (blk + 1) * chunks / G;
 
-  // chunk ch = (b, tile) into stage s: rows c < C of act and o < C_out of dy, 8 float4s each, zero past T
+  // chunk ch = (b, tile) into stage s: rows c < C of act and o < C_out of dy, F4 float4s each, zero past T
   auto stage = [&](int64_t ch, int s) {
     const int64_t b = ch / tiles;
-    const int t0 = static_cast<int>(ch - b * tiles) * kKC;
-    float* da = sa + s * kChunkFloats;
-    float* dg = sg + s * kChunkFloats;
-    for (int it = tid; it < (C + C_out) * (kKC / 4); it += kThreads) {
-      const int r = it >> 3, f = it & 7, t = t0 + 4 * f;  // T % 4 == 0: a float4 is all in the row or all out
+    const int t0 = static_cast<int>(ch - b * tiles) * KC;
+    float* da = sa + s * CF;
+    float* dg = sg + s * CF;
+    for (int it = tid; it < (C + C_out) * F4; it += kThreads) {
+      const int r = it / F4, f = it - r * F4, t = t0 + 4 * f;  // T % 4 == 0: a float4 is all in the row or all out
       const bool is_act = r < C, in = in_row(t, T);
       const float* src = is_act ? act + (b * C + r) * static_cast<int64_t>(T)
                                 : gy + (b * C_out + (r - C)) * static_cast<int64_t>(T);
-      float* dst = (is_act ? da + r * kRS : dg + (r - C) * kRS) + 4 * f;
+      float* dst = (is_act ? da + r * RS : dg + (r - C) * RS) + 4 * f;
       cp_async_16(dst, in ? src + t : src, in ? 16 : 0);
     }
   };
 
-  // the rounding pass: thread (row cr, steps j0 .. j0 + 7) of both operands; db_pw's share of dy's row cr
-  const int cr = tid >> 2, j0 = (tid & 3) * 8;
+  // the rounding pass: thread (row cr = tid % 128, float4s f = tid / 128 + 4 m) of both operands (8 rows of one
+  // column per quarter warp); db_pw's share of dy's row cr
+  const int cr = tid & (kMaxC - 1), f0 = tid >> 7;
   const bool a_live = cr < C, o_live = cr < C_out;
   float dbs = 0.0f;
   // this warp's tile of dW_pw: rows (o) [m0, m0 + 32), columns (c) [n0, n0 + 32); tiles wholly past C_out or C idle.
@@ -93,47 +102,47 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __re
     for (int nt = 0; nt < 4; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
 
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
+  for (int s = 0; s < STAGES - 1; ++s) {
     if (c_begin + s < c_end) stage(c_begin + s, s);
     cp_async_commit();
   }
   int buf = 0;
   for (int64_t ch = c_begin; ch < c_end; ++ch) {
-    cp_async_wait<kStages - 2>();  // chunk ch's copies (this thread's) have landed
-    __syncthreads();               // everyone's have, and every warp is done with chunk ch - 1
-    if (ch + kStages - 1 < c_end) stage(ch + kStages - 1, (buf + kStages - 1) % kStages);
+    cp_async_wait<STAGES - 2>();  // chunk ch's copies (this thread's) have landed
+    __syncthreads();              // everyone's have, and every warp is done with chunk ch - 1
+    if (ch + STAGES - 1 < c_end) stage(ch + STAGES - 1, (buf + STAGES - 1) % STAGES);
     cp_async_commit();
-    float* ra = sa + buf * kChunkFloats + cr * kRS + j0;
-    float* rg = sg + buf * kChunkFloats + cr * kRS + j0;
-    if (a_live) {
-      const float4 p = *reinterpret_cast<const float4*>(ra), q = *reinterpret_cast<const float4*>(ra + 4);
-      *reinterpret_cast<uint4*>(ra) = round4(p);
-      *reinterpret_cast<uint4*>(ra + 4) = round4(q);
-    }
-    if (o_live) {
-      const float4 p = *reinterpret_cast<const float4*>(rg), q = *reinterpret_cast<const float4*>(rg + 4);
-      dbs += ((p.x + p.y) + (p.z + p.w)) + ((q.x + q.y) + (q.z + q.w));  // zero-filled past T
-      *reinterpret_cast<uint4*>(rg) = round4(p);
-      *reinterpret_cast<uint4*>(rg + 4) = round4(q);
+#pragma unroll
+    for (int f = f0; f < F4; f += kThreads / kMaxC) {
+      if (a_live) {
+        float* ra = sa + buf * CF + cr * RS + 4 * f;
+        *reinterpret_cast<uint4*>(ra) = round4(*reinterpret_cast<const float4*>(ra));
+      }
+      if (o_live) {
+        float* rg = sg + buf * CF + cr * RS + 4 * f;
+        const float4 p = *reinterpret_cast<const float4*>(rg);
+        dbs += (p.x + p.y) + (p.z + p.w);  // zero-filled past T
+        *reinterpret_cast<uint4*>(rg) = round4(p);
+      }
     }
     __syncthreads();
     if (mma_live) {
-      const float* ca = sa + buf * kChunkFloats;
-      const float* cg = sg + buf * kChunkFloats;
+      const float* ca = sa + buf * CF;
+      const float* cg = sg + buf * CF;
 #pragma unroll
-      for (int ks = 0; ks < kKC / 8; ++ks) {
+      for (int ks = 0; ks < KC / 8; ++ks) {
         uint32_t af[2][4], bf[4][2];
 #pragma unroll
         for (int mt = 0; mt < 2; ++mt) {  // A = dy (M = o, K = t): row-major, t contiguous
-          const float* p = cg + (m0 + 16 * mt + g) * kRS + 8 * ks + q4;
+          const float* p = cg + (m0 + 16 * mt + g) * RS + 8 * ks + q4;
           af[mt][0] = __float_as_uint(p[0]);
-          af[mt][1] = __float_as_uint(p[8 * kRS]);
+          af[mt][1] = __float_as_uint(p[8 * RS]);
           af[mt][2] = __float_as_uint(p[4]);
-          af[mt][3] = __float_as_uint(p[8 * kRS + 4]);
+          af[mt][3] = __float_as_uint(p[8 * RS + 4]);
         }
 #pragma unroll
         for (int nt = 0; nt < 4; ++nt) {  // B = act^T (K = t, N = c): column-major, t contiguous
-          const float* p = ca + (n0 + 8 * nt + g) * kRS + 8 * ks + q4;
+          const float* p = ca + (n0 + 8 * nt + g) * RS + 8 * ks + q4;
           bf[nt][0] = __float_as_uint(p[0]);
           bf[nt][1] = __float_as_uint(p[4]);
         }
@@ -143,7 +152,7 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __re
           for (int nt = 0; nt < 4; ++nt) tc_mma_tf32(acc[mt][nt], af[mt], bf[nt]);
       }
     }
-    buf = (buf + 1) % kStages;
+    buf = (buf + 1) % STAGES;
   }
   cp_async_wait<0>();  // (only empty groups can remain)
 
@@ -164,11 +173,36 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __re
         }
       }
   }
-  // db_pw's partial: the four threads of row cr are lanes 4k .. 4k + 3 of one warp; fixed-order shuffles
-  float s = dbs + __shfl_xor_sync(0xffffffffu, dbs, 1);
-  s += __shfl_xor_sync(0xffffffffu, s, 2);
-  if (partial_b && o_live && (tid & 3) == 0) partial_b[cr * G + blk] = s;
+  // db_pw's partial: the four threads of row cr (tid = cr + 128 j) added in order of j
+  dbred[tid] = dbs;
+  __syncthreads();
+  if (partial_b && tid < C_out)
+    partial_b[tid * G + blk] = ((dbred[tid] + dbred[tid + 128]) + dbred[tid + 256]) + dbred[tid + 384];
 #endif
+}
+
+// The launch of one form on `stream` (pw_wgrad's, and scripts/pw_wgrad_sweep.cu's for the others).
+template <int KC, int STAGES>
+cudaError_t launch(const PwWgradArgs& a, int64_t G, cudaStream_t stream) {
+  constexpr size_t smem = smem_bytes<KC, STAGES>();
+  // past the default 48 KB: set on every launch (the attribute is per device)
+  const cudaError_t attr = cudaFuncSetAttribute(pw_wgrad_kernel<KC, STAGES>,
+                                                cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (attr != cudaSuccess) return attr;
+  pw_wgrad_kernel<KC, STAGES><<<static_cast<unsigned>(G), kThreads, smem, stream>>>(
+      a.act, a.gy, a.partial_w, a.partial_b, a.B, static_cast<int>(a.C), static_cast<int>(a.C_out),
+      static_cast<int>(a.T));
+  return cudaGetLastError();
+}
+
+// G for KC-step chunks: one block per SM at most, never more than the (b, chunk) pairs.
+inline int64_t blocks_for(const PwWgradArgs& a, int KC) {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
+    sms = 1;
+  const int64_t chunks = a.B * ((a.T + KC - 1) / KC);
+  return chunks < sms ? chunks : sms;
 }
 
 }  // namespace pwwg
@@ -181,29 +215,15 @@ bool pw_wgrad_fits(const PwWgradArgs& a) {
   auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   return major >= 8 && a.act && a.gy && a.partial_w && aligned16(a.act) && aligned16(a.gy) && a.T % 4 == 0 &&
          a.C >= kTcMinC && a.C <= pwwg::kMaxC && a.C_out >= kTcMinC && a.C_out <= pwwg::kMaxC && a.B >= 0 &&
-         a.T <= 0x7fffffff - pwwg::kKC;
+         a.T <= 0x7fffffff - 1024;
 }
 
-int64_t pw_wgrad_blocks(const PwWgradArgs& a) {
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
-    sms = 1;
-  const int64_t chunks = a.B * ((a.T + pwwg::kKC - 1) / pwwg::kKC);
-  return chunks < sms ? chunks : sms;
-}
+int64_t pw_wgrad_blocks(const PwWgradArgs& a) { return pwwg::blocks_for(a, pwwg::kKC); }
 
 void pw_wgrad(const PwWgradArgs& a, void* stream) {
   if (!pw_wgrad_fits(a)) throw std::runtime_error("pw_wgrad: shape outside the kernel's limits (pw_wgrad_fits)");
   const int64_t G = pw_wgrad_blocks(a);
   if (G < 1) return;
-  // past the default 48 KB: set on every launch (the attribute is per device)
-  const cudaError_t attr = cudaFuncSetAttribute(pwwg::pw_wgrad_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                static_cast<int>(pwwg::kSmemBytes));
-  if (attr != cudaSuccess)
-    throw std::runtime_error(std::string("pw_wgrad: cudaFuncSetAttribute failed: ") + cudaGetErrorString(attr));
-  pwwg::pw_wgrad_kernel<<<static_cast<unsigned>(G), pwwg::kThreads, pwwg::kSmemBytes,
-                          static_cast<cudaStream_t>(stream)>>>(a.act, a.gy, a.partial_w, a.partial_b, a.B,
-                                                               static_cast<int>(a.C), static_cast<int>(a.C_out),
-                                                               static_cast<int>(a.T));
+  const cudaError_t err = pwwg::launch<pwwg::kKC, pwwg::kStages>(a, G, static_cast<cudaStream_t>(stream));
+  if (err != cudaSuccess) throw std::runtime_error(std::string("pw_wgrad: launch failed: ") + cudaGetErrorString(err));
 }
