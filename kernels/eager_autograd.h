@@ -29,10 +29,13 @@
 #include <torch/extension.h>
 
 #include <array>
+#include <map>
+#include <mutex>
 #include <tuple>
 #include <vector>
 
 #ifdef DWSEP_BACKWARD_KERNEL
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -137,9 +140,43 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
 #endif
 }
 
+#ifdef DWSEP_BACKWARD_KERNEL
+// Whether eager's weight gradient of the 1x1 conv (cuDNN's) is a TF32 GEMM for gy of this shape under the current
+// flags: with allow_tf32 on cuDNN still picks a float32 kernel at some shapes (scripts/wgrad_numerics.py), where a
+// TF32 weight gradient would leave eager's numbers. Measured once per (device, shape, C_in, cuDNN's deterministic and
+// benchmark flags), by a weight gradient whose one nonzero product is 1 * (1 + 2^-12): exact in float32 whatever
+// the order of the sums, 1 under TF32's rounding. Not measured during a CUDA graph capture (false there, unless
+// known).
+inline bool cudnn_wgrad_is_tf32(const at::Tensor& gy, int64_t C_in) {
+  static std::mutex mu;
+  static std::map<std::array<int64_t, 7>, bool> known;
+  const at::Context& ctx = at::globalContext();
+  const std::array<int64_t, 7> key{gy.get_device(), gy.size(0), gy.size(1), gy.size(2), C_in,
+                                   ctx.deterministicCuDNN(), ctx.benchmarkCuDNN()};
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    const auto it = known.find(key);
+    if (it != known.end()) return it->second;
+  }
+  if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None) return false;
+  const at::TensorOptions o = gy.options().dtype(at::kFloat);
+  at::Tensor g1 = at::zeros({gy.size(0), gy.size(1), gy.size(2)}, o), a1 = at::zeros({gy.size(0), C_in, gy.size(2)}, o);
+  g1.select(2, 0).select(0, 0).fill_(1.0);
+  a1.select(2, 0).select(0, 0).fill_(1.0 + 1.0 / 4096);
+  const at::Tensor w = at::empty({gy.size(1), C_in, 1}, o);
+  const at::Tensor dw = std::get<1>(at::convolution_backward(g1, a1, w, at::OptionalIntArrayRef(), {1}, {0}, {1},
+                                                             false, {0}, 1, {false, true, false}));
+  const bool tf32 = dw.flatten()[0].item<float>() == 1.0f;
+  const std::lock_guard<std::mutex> lock(mu);
+  known[key] = tf32;
+  return tf32;
+}
+#endif
+
 // Whether rung 6 (pw_weight_grad.cu) computes the 1x1 conv's weight gradient for a backward of these inputs: float32
-// CUDA tensors under allow_tf32 (cuDNN's weight gradient is a TF32 GEMM there), pw_wgrad_fits' shapes. act is not
-// yet written when this is asked: the caching allocator's blocks are 512-byte aligned, so its alignment is given.
+// CUDA tensors under allow_tf32 where cuDNN's weight gradient is a TF32 GEMM (cudnn_wgrad_is_tf32), pw_wgrad_fits'
+// shapes. act is not yet written when this is asked: the caching allocator's blocks are 512-byte aligned, so its
+// alignment is given.
 inline bool pw_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::Tensor& w_pw) {
 #ifdef DWSEP_BACKWARD_KERNEL
   if (!at::globalContext().allowTF32CuDNN() || !x.is_cuda() || gy.scalar_type() != at::kFloat ||
@@ -152,7 +189,7 @@ inline bool pw_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::
   a.gy = p;
   a.partial_w = p;
   a.B = gy.size(0); a.C = w_pw.size(1); a.C_out = gy.size(1); a.T = gy.size(2);
-  return pw_wgrad_fits(a);
+  return pw_wgrad_fits(a) && cudnn_wgrad_is_tf32(gy, w_pw.size(1));
 #else
   (void)x; (void)gy; (void)w_pw;
   return false;

@@ -33,8 +33,9 @@ namespace pwwg {
 
 constexpr int kThreads = 512, kWarps = kThreads / 32, kMaxC = 128;
 static_assert(kWarps == 16, "a 4 x 4 grid of 32 x 32 warp tiles covers 128 x 128");
-// The launch's form (scripts/pw_wgrad_sweep.cu times the others): KC steps per chunk, STAGES chunk buffers.
-constexpr int kKC = 32, kStages = 3;
+// The launch's form (scripts/pw_wgrad_sweep.cu times the others): KC steps per chunk, STAGES chunk buffers, PF the
+// L2 prefetch size of each copy (0: the copy's own 128-byte line, 1: 256 bytes, the next chunk's line of the row).
+constexpr int kKC = 32, kStages = 3, kPF = 0;
 
 // Row stride of a staged chunk: KC + 4 floats = 4 (mod 32), so that a fragment's 32 reads (rows g, columns t) fall in
 // 32 banks, and an odd count of 16-byte units, so that the rounding pass's float4s (8 rows of one column per quarter
@@ -46,12 +47,23 @@ constexpr size_t smem_bytes() { return sizeof(float) * 2 * STAGES * kMaxC * row_
 
 using rowf4::in_row;
 
+template <int PF>
+__device__ __forceinline__ void copy16(void* smem_dst, const void* gmem_src, int src_bytes) {
+  if constexpr (PF == 1) {
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(src_bytes)
+                 : "memory");
+  } else {
+    cp_async_16(smem_dst, gmem_src, src_bytes);
+  }
+}
+
 __device__ __forceinline__ uint4 round4(float4 v) {
   return make_uint4(tc_tf32(v.x), tc_tf32(v.y), tc_tf32(v.z), tc_tf32(v.w));
 }
 
 // grid G (pw_wgrad_blocks), 512 threads, smem_bytes<KC, STAGES>() of dynamic shared memory.
-template <int KC, int STAGES>
+template <int KC, int STAGES, int PF>
 __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __restrict__ act,
                                                               const float* __restrict__ gy, float* partial_w,
                                                               float* partial_b, int64_t B, int C, int C_out, int T) {
@@ -81,7 +93,7 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __re
       const float* src = is_act ? act + (b * C + r) * static_cast<int64_t>(T)
                                 : gy + (b * C_out + (r - C)) * static_cast<int64_t>(T);
       float* dst = (is_act ? da + r * RS : dg + (r - C) * RS) + 4 * f;
-      cp_async_16(dst, in ? src + t : src, in ? 16 : 0);
+      copy16<PF>(dst, in ? src + t : src, in ? 16 : 0);
     }
   };
 
@@ -182,14 +194,14 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __re
 }
 
 // The launch of one form on `stream` (pw_wgrad's, and scripts/pw_wgrad_sweep.cu's for the others).
-template <int KC, int STAGES>
+template <int KC, int STAGES, int PF>
 cudaError_t launch(const PwWgradArgs& a, int64_t G, cudaStream_t stream) {
   constexpr size_t smem = smem_bytes<KC, STAGES>();
   // past the default 48 KB: set on every launch (the attribute is per device)
-  const cudaError_t attr = cudaFuncSetAttribute(pw_wgrad_kernel<KC, STAGES>,
+  const cudaError_t attr = cudaFuncSetAttribute(pw_wgrad_kernel<KC, STAGES, PF>,
                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (attr != cudaSuccess) return attr;
-  pw_wgrad_kernel<KC, STAGES><<<static_cast<unsigned>(G), kThreads, smem, stream>>>(
+  pw_wgrad_kernel<KC, STAGES, PF><<<static_cast<unsigned>(G), kThreads, smem, stream>>>(
       a.act, a.gy, a.partial_w, a.partial_b, a.B, static_cast<int>(a.C), static_cast<int>(a.C_out),
       static_cast<int>(a.T));
   return cudaGetLastError();
@@ -224,6 +236,6 @@ void pw_wgrad(const PwWgradArgs& a, void* stream) {
   if (!pw_wgrad_fits(a)) throw std::runtime_error("pw_wgrad: shape outside the kernel's limits (pw_wgrad_fits)");
   const int64_t G = pw_wgrad_blocks(a);
   if (G < 1) return;
-  const cudaError_t err = pwwg::launch<pwwg::kKC, pwwg::kStages>(a, G, static_cast<cudaStream_t>(stream));
+  const cudaError_t err = pwwg::launch<pwwg::kKC, pwwg::kStages, pwwg::kPF>(a, G, static_cast<cudaStream_t>(stream));
   if (err != cudaSuccess) throw std::runtime_error(std::string("pw_wgrad: launch failed: ") + cudaGetErrorString(err));
 }
