@@ -35,7 +35,7 @@ constexpr int kThreads = 512, kWarps = kThreads / 32, kMaxC = 128;
 static_assert(kWarps == 16, "a 4 x 4 grid of 32 x 32 warp tiles covers 128 x 128");
 // The launch's form (scripts/pw_wgrad_sweep.cu times the others): KC steps per chunk, STAGES chunk buffers, PF the
 // L2 prefetch size of each copy (0: the copy's own 128-byte line, 1: 256 bytes, the next chunk's line of the row).
-constexpr int kKC = 32, kStages = 3, kPF = 0;
+constexpr int kKC = 32, kStages = 4, kPF = 0;
 
 // Row stride of a staged chunk: KC + 4 floats = 4 (mod 32), so that a fragment's 32 reads (rows g, columns t) fall in
 // 32 banks, and an odd count of 16-byte units, so that the rounding pass's float4s (8 rows of one column per quarter
@@ -62,7 +62,9 @@ __device__ __forceinline__ uint4 round4(float4 v) {
   return make_uint4(tc_tf32(v.x), tc_tf32(v.y), tc_tf32(v.z), tc_tf32(v.w));
 }
 
-// grid G (pw_wgrad_blocks), 512 threads, smem_bytes<KC, STAGES>() of dynamic shared memory.
+// grid G (pw_wgrad_blocks), 512 threads, smem_bytes<KC, STAGES>() of dynamic shared memory. One barrier per chunk:
+// in iteration i the block rounds chunk i + 1 while its warps' MMAs consume chunk i (rounded in iteration i - 1), and
+// chunks i + 2 .. i + STAGES - 1 are in flight.
 template <int KC, int STAGES, int PF>
 __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __restrict__ act,
                                                               const float* __restrict__ gy, float* partial_w,
@@ -71,7 +73,8 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __re
   __trap();  // the host routes older GPUs elsewhere (pw_wgrad_fits)
 #else
   constexpr int RS = row_stride<KC>(), F4 = KC / 4, CF = kMaxC * RS;  // CF: one operand's chunk, floats
-  static_assert(KC % 8 == 0 && (RS / 4) % 2 == 1 && STAGES >= 2, "chunk shape");
+  static_assert(KC % 16 == 0 && (RS / 4) % 2 == 1 && STAGES >= 3 && (2 * kMaxC * F4) % kThreads == 0,
+                "chunk shape");
   extern __shared__ float4 smem4[];
   float* sa = reinterpret_cast<float*>(smem4);  // STAGES x [kMaxC][RS]: act, then its TF32 bits in place
   float* sg = sa + STAGES * CF;                 // STAGES x [kMaxC][RS]: dy, then its TF32 bits in place
@@ -79,29 +82,67 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __re
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
   const int tiles = (T + KC - 1) / KC;
   const int64_t chunks = B * tiles, G = gridDim.x, blk = blockIdx.x;
-  const int64_t c_begin = blk * chunks / G, c_end = (blk + 1) * chunks / G;
+  const int64_t c_begin = blk * chunks / G;
+  const int n_mine = static_cast<int>((blk + 1) * chunks / G - c_begin);
 
-  // chunk ch = (b, tile) into stage s: rows c < C of act and o < C_out of dy, F4 float4s each, zero past T
-  auto stage = [&](int64_t ch, int s) {
-    const int64_t b = ch / tiles;
-    const int t0 = static_cast<int>(ch - b * tiles) * KC;
-    float* da = sa + s * CF;
-    float* dg = sg + s * CF;
-    for (int it = tid; it < (C + C_out) * F4; it += kThreads) {
-      const int r = it / F4, f = it - r * F4, t = t0 + 4 * f;  // T % 4 == 0: a float4 is all in the row or all out
-      const bool is_act = r < C, in = in_row(t, T);
-      const float* src = is_act ? act + (b * C + r) * static_cast<int64_t>(T)
-                                : gy + (b * C_out + (r - C)) * static_cast<int64_t>(T);
-      float* dst = (is_act ? da + r * RS : dg + (r - C) * RS) + 4 * f;
-      copy16<PF>(dst, in ? src + t : src, in ? 16 : 0);
+  // This thread's share of a chunk's copies, fixed for the whole range: copy k is float4 f of staged row r (rows
+  // [0, C) of act, then [C, C + C_out) of dy), it = tid + kThreads k; its source pointer advances by one chunk per
+  // stage() (the first form recomputed each copy's address with a 64-bit division: ~90 instructions a copy).
+  constexpr int kCopies = 2 * kMaxC * F4 / kThreads;
+  int64_t sb = c_begin / tiles;                                // the next chunk to stage: (batch row, first step)
+  int st0 = static_cast<int>(c_begin - sb * tiles) * KC;
+  const float* src[kCopies];
+  int64_t wrap[kCopies];  // added where the next chunk starts a new batch row
+  int dst_off[kCopies], t_off[kCopies];
+  bool valid[kCopies];
+#pragma unroll
+  for (int k = 0; k < kCopies; ++k) {
+    const int it = tid + kThreads * k, r = it / F4, f = it % F4;
+    const bool is_act = r < C;
+    valid[k] = r < C + C_out;
+    const int64_t bstride = static_cast<int64_t>(is_act ? C : C_out) * T;
+    src[k] = (is_act ? act + static_cast<int64_t>(r) * T : gy + static_cast<int64_t>(r - C) * T) + 4 * f +
+             sb * bstride + st0;
+    wrap[k] = bstride - static_cast<int64_t>(tiles) * KC;
+    dst_off[k] = (is_act ? r * RS : STAGES * CF + (r - C) * RS) + 4 * f;
+    t_off[k] = 4 * f;
+  }
+  auto stage = [&](int s) {  // T % 4 == 0: a float4 is all in the row or all out
+#pragma unroll
+    for (int k = 0; k < kCopies; ++k) {
+      const bool in = st0 + t_off[k] < T;
+      if (valid[k]) copy16<PF>(sa + s * CF + dst_off[k], in ? src[k] : act, in ? 16 : 0);
+      src[k] += KC;
+    }
+    st0 += KC;
+    if (st0 >= T) {
+      st0 = 0;
+#pragma unroll
+      for (int k = 0; k < kCopies; ++k) src[k] += wrap[k];
     }
   };
 
   // the rounding pass: thread (row cr = tid % 128, float4s f = tid / 128 + 4 m) of both operands (8 rows of one
-  // column per quarter warp); db_pw's share of dy's row cr
+  // column per quarter warp); db_pw's share of dy's row cr from the unrounded values
   const int cr = tid & (kMaxC - 1), f0 = tid >> 7;
   const bool a_live = cr < C, o_live = cr < C_out;
   float dbs = 0.0f;
+  auto round_chunk = [&](int s) {
+#pragma unroll
+    for (int m = 0; m < F4 / 4; ++m) {
+      const int f = f0 + 4 * m;
+      if (a_live) {
+        float* ra = sa + s * CF + cr * RS + 4 * f;
+        *reinterpret_cast<uint4*>(ra) = round4(*reinterpret_cast<const float4*>(ra));
+      }
+      if (o_live) {
+        float* rg = sg + s * CF + cr * RS + 4 * f;
+        const float4 p = *reinterpret_cast<const float4*>(rg);
+        dbs += (p.x + p.y) + (p.z + p.w);  // zero-filled past T
+        *reinterpret_cast<uint4*>(rg) = round4(p);
+      }
+    }
+  };
   // this warp's tile of dW_pw: rows (o) [m0, m0 + 32), columns (c) [n0, n0 + 32); tiles wholly past C_out or C idle.
   // Rows past C_out / columns past C of the staged chunks are never written (stale or poisoned shared memory):
   // they reach only outputs past C_out / C, which are not stored.
@@ -115,32 +156,22 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __re
 
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (c_begin + s < c_end) stage(c_begin + s, s);
+    if (s < n_mine) stage(s);
     cp_async_commit();
   }
-  int buf = 0;
-  for (int64_t ch = c_begin; ch < c_end; ++ch) {
-    cp_async_wait<STAGES - 2>();  // chunk ch's copies (this thread's) have landed
-    __syncthreads();              // everyone's have, and every warp is done with chunk ch - 1
-    if (ch + STAGES - 1 < c_end) stage(ch + STAGES - 1, (buf + STAGES - 1) % STAGES);
+  cp_async_wait<STAGES - 2>();  // chunk 0's copies (this thread's)
+  __syncthreads();
+  if (n_mine > 0) round_chunk(0);
+  int b_mma = 0, b_round = 1, b_stage = STAGES - 1;  // buffers of chunks i, i + 1, i + STAGES - 1
+  for (int i = 0; i < n_mine; ++i) {
+    cp_async_wait<STAGES - 3>();  // chunk i + 1's copies (this thread's) have landed
+    __syncthreads();              // everyone's have, chunk i is rounded, every warp is done with chunk i - 1
+    if (i + STAGES - 1 < n_mine) stage(b_stage);
     cp_async_commit();
-#pragma unroll
-    for (int f = f0; f < F4; f += kThreads / kMaxC) {
-      if (a_live) {
-        float* ra = sa + buf * CF + cr * RS + 4 * f;
-        *reinterpret_cast<uint4*>(ra) = round4(*reinterpret_cast<const float4*>(ra));
-      }
-      if (o_live) {
-        float* rg = sg + buf * CF + cr * RS + 4 * f;
-        const float4 p = *reinterpret_cast<const float4*>(rg);
-        dbs += (p.x + p.y) + (p.z + p.w);  // zero-filled past T
-        *reinterpret_cast<uint4*>(rg) = round4(p);
-      }
-    }
-    __syncthreads();
+    if (i + 1 < n_mine) round_chunk(b_round);
     if (mma_live) {
-      const float* ca = sa + buf * CF;
-      const float* cg = sg + buf * CF;
+      const float* ca = sa + b_mma * CF;
+      const float* cg = sg + b_mma * CF;
 #pragma unroll
       for (int ks = 0; ks < KC / 8; ++ks) {
         uint32_t af[2][4], bf[4][2];
@@ -164,7 +195,9 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __re
           for (int nt = 0; nt < 4; ++nt) tc_mma_tf32(acc[mt][nt], af[mt], bf[nt]);
       }
     }
-    buf = (buf + 1) % STAGES;
+    b_mma = b_round;
+    b_round = b_round + 1 == STAGES ? 0 : b_round + 1;
+    b_stage = b_stage + 1 == STAGES ? 0 : b_stage + 1;
   }
   cp_async_wait<0>();  // (only empty groups can remain)
 
