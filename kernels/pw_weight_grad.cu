@@ -226,6 +226,159 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __re
 #endif
 }
 
+// The register-staged form: each thread loads its share of chunk i + 2 (16-byte loads into registers) while the MMAs
+// consume chunk i, and stores chunk i + 1 rounded into shared memory (db_pw's sums on the way): no cp.async, no
+// separate rounding pass, two chunk buffers, one barrier per chunk. (The forward's rung 09 measured its x copies at
+// 9.3 us by cp.async and 2.9 by TMA; this asks whether plain loads do better than cp.async here.)
+template <int KC>
+__global__ void __launch_bounds__(kThreads, 1) pw_wgrad_ldg_kernel(const float* __restrict__ act,
+                                                                  const float* __restrict__ gy, float* partial_w,
+                                                                  float* partial_b, int64_t B, int C, int C_out,
+                                                                  int T) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();
+#else
+  constexpr int RS = row_stride<KC>(), F4 = KC / 4, CF = kMaxC * RS;
+  constexpr int kCopies = 2 * kMaxC * F4 / kThreads;
+  static_assert(KC % 32 == 0 && (RS / 4) % 2 == 1 && (2 * kMaxC * F4) % kThreads == 0, "chunk shape");
+  extern __shared__ float4 smem4[];
+  float* sm = reinterpret_cast<float*>(smem4);  // 2 x {act [kMaxC][RS], dy [kMaxC][RS]}: TF32 bits
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
+  const int tiles = (T + KC - 1) / KC;
+  const int64_t chunks = B * tiles, G = gridDim.x, blk = blockIdx.x;
+  const int64_t c_begin = blk * chunks / G;
+  const int n_mine = static_cast<int>((blk + 1) * chunks / G - c_begin);
+  // copy k: float4 f = it % F4 of staged row r = it / F4 (it = tid + kThreads k): a quarter warp stores 8
+  // consecutive float4s of one row (conflict-free), and the F4 threads of a row are F4 consecutive lanes
+  int64_t sb = c_begin / tiles;
+  int st0 = static_cast<int>(c_begin - sb * tiles) * KC;
+  const float* src[kCopies];
+  int64_t wrap[kCopies];
+  int dst_off[kCopies], t_off[kCopies];
+  bool valid[kCopies], is_gy[kCopies];
+  float dbs[kCopies];
+#pragma unroll
+  for (int k = 0; k < kCopies; ++k) {
+    const int it = tid + kThreads * k, r = it / F4, f = it % F4;
+    const bool is_act = r < C;
+    valid[k] = r < C + C_out;
+    is_gy[k] = valid[k] && !is_act;
+    const int64_t bstride = static_cast<int64_t>(is_act ? C : C_out) * T;
+    src[k] = (is_act ? act + static_cast<int64_t>(r) * T : gy + static_cast<int64_t>(r - C) * T) + 4 * f +
+             sb * bstride + st0;
+    wrap[k] = bstride - static_cast<int64_t>(tiles) * KC;
+    dst_off[k] = (is_act ? r * RS : CF + (r - C) * RS) + 4 * f;
+    t_off[k] = 4 * f;
+    dbs[k] = 0.0f;
+  }
+  float4 q[kCopies];
+  auto load = [&]() {
+#pragma unroll
+    for (int k = 0; k < kCopies; ++k) {
+      q[k] = valid[k] && st0 + t_off[k] < T ? __ldg(reinterpret_cast<const float4*>(src[k]))
+                                            : make_float4(0.f, 0.f, 0.f, 0.f);
+      src[k] += KC;
+    }
+    st0 += KC;
+    if (st0 >= T) {
+      st0 = 0;
+#pragma unroll
+      for (int k = 0; k < kCopies; ++k) src[k] += wrap[k];
+    }
+  };
+  auto store = [&](int s) {
+#pragma unroll
+    for (int k = 0; k < kCopies; ++k) {
+      if (!valid[k]) continue;
+      if (is_gy[k]) dbs[k] += (q[k].x + q[k].y) + (q[k].z + q[k].w);
+      *reinterpret_cast<uint4*>(sm + s * 2 * CF + dst_off[k]) = round4(q[k]);
+    }
+  };
+  const int m0 = 32 * (warp >> 2), n0 = 32 * (warp & 3);
+  const bool mma_live = m0 < C_out && n0 < C;
+  float acc[2][4][4];
+#pragma unroll
+  for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
+  if (n_mine > 0) {
+    load();
+    store(0);
+  }
+  if (n_mine > 1) load();
+  __syncthreads();
+  for (int i = 0; i < n_mine; ++i) {
+    const int b = i & 1;
+    if (i + 1 < n_mine) store(b ^ 1);  // buffer b ^ 1 was chunk i - 1's: every warp passed the barrier after it
+    if (i + 2 < n_mine) load();
+    if (mma_live) {
+      const float* cg = sm + b * 2 * CF + CF;
+      const float* ca = sm + b * 2 * CF;
+#pragma unroll
+      for (int ks = 0; ks < KC / 8; ++ks) {
+        uint32_t af[2][4], bf[4][2];
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+          const float* p = cg + (m0 + 16 * mt + g) * RS + 8 * ks + q4;
+          af[mt][0] = __float_as_uint(p[0]);
+          af[mt][1] = __float_as_uint(p[8 * RS]);
+          af[mt][2] = __float_as_uint(p[4]);
+          af[mt][3] = __float_as_uint(p[8 * RS + 4]);
+        }
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {
+          const float* p = ca + (n0 + 8 * nt + g) * RS + 8 * ks + q4;
+          bf[nt][0] = __float_as_uint(p[0]);
+          bf[nt][1] = __float_as_uint(p[4]);
+        }
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) tc_mma_tf32(acc[mt][nt], af[mt], bf[nt]);
+      }
+    }
+    __syncthreads();
+  }
+  float* pw = partial_w + blk * C_out * static_cast<int64_t>(C);
+  if (mma_live) {
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        const int o = m0 + 16 * mt + g, c = n0 + 8 * nt + 2 * q4;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          if (o + 8 * h >= C_out) continue;
+          float* dst = pw + static_cast<int64_t>(o + 8 * h) * C + c;
+          if (c < C) dst[0] = acc[mt][nt][2 * h];
+          if (c + 1 < C) dst[1] = acc[mt][nt][2 * h + 1];
+        }
+      }
+  }
+  // db_pw's partial: row r's F4 threads are F4 consecutive lanes; their sums meet by fixed-order shuffles
+#pragma unroll
+  for (int k = 0; k < kCopies; ++k) {
+    float v = dbs[k];
+#pragma unroll
+    for (int o = 1; o < F4 && o < 32; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    const int r = (tid + kThreads * k) / F4;
+    if (partial_b && is_gy[k] && (tid % F4) == 0) partial_b[(r - C) * G + blk] = v;
+  }
+#endif
+}
+
+template <int KC>
+cudaError_t launch_ldg(const PwWgradArgs& a, int64_t G, cudaStream_t stream) {
+  constexpr size_t smem = sizeof(float) * 2 * 2 * kMaxC * row_stride<KC>();
+  const cudaError_t attr = cudaFuncSetAttribute(pw_wgrad_ldg_kernel<KC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(smem));
+  if (attr != cudaSuccess) return attr;
+  pw_wgrad_ldg_kernel<KC><<<static_cast<unsigned>(G), kThreads, smem, stream>>>(
+      a.act, a.gy, a.partial_w, a.partial_b, a.B, static_cast<int>(a.C), static_cast<int>(a.C_out),
+      static_cast<int>(a.T));
+  return cudaGetLastError();
+}
+
 // The launch of one form on `stream` (pw_wgrad's, and scripts/pw_wgrad_sweep.cu's for the others).
 template <int KC, int STAGES, int PF>
 cudaError_t launch(const PwWgradArgs& a, int64_t G, cudaStream_t stream) {

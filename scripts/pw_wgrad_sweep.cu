@@ -95,7 +95,9 @@ int main(int argc, char** argv) {
                         {"KC=32 STAGES=6", 32, pwwg::launch<32, 6, 0>},
                         {"KC=32 STAGES=4 L2::256B", 32, pwwg::launch<32, 4, 1>},
                         {"KC=64 STAGES=3", 64, pwwg::launch<64, 3, 0>},
-                        {"KC=16 STAGES=8", 16, pwwg::launch<16, 8, 0>}};
+                        {"KC=16 STAGES=8", 16, pwwg::launch<16, 8, 0>},
+                        {"registers KC=32", 32, pwwg::launch_ldg<32>},
+                        {"registers KC=64", 64, pwwg::launch_ldg<64>}};
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
