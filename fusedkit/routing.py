@@ -192,7 +192,8 @@ def backward_mode(backward: str) -> int:
     "fused" computes the 1x1 conv's data gradient on TF32 tensor cores, so with allow_tf32 off it runs as
     "dw_kernel" (cuDNN's strict data gradient, then rung 4), keeping the strict class."""
     mode = BACKWARDS[backward]
-    return BACKWARDS["dw_kernel"] if mode == BACKWARDS["fused"] and not torch.backends.cudnn.allow_tf32 else mode
+    tf32_only = (BACKWARDS["fused"], BACKWARDS["wgrad_kernel"])
+    return BACKWARDS["dw_kernel"] if mode in tf32_only and not torch.backends.cudnn.allow_tf32 else mode
 
 
 # The fused op as a PyTorch operator: torch.compile(fullgraph=True) and torch.export see one opaque node (its

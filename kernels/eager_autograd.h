@@ -20,10 +20,11 @@
 // instead of cuDNN's data gradient + that kernel where rung 5 takes the shape (dw_silu_backward_tc.cu: ga = W_pw^T
 // dy on TF32 tensor cores inside the kernel; dx and the depthwise gradients within TF32 summation order of eager's;
 // measured slower than mode 1, so not the default), else mode 1.
-// In modes 1 and 2, where allow_tf32 is on and rung 6 takes the shape (pw_weight_grad.cu: C, C_out in [kTcMinC, 128],
-// T_out % 4 == 0), the 1x1 conv's weight and bias gradients come from rung 6 (dW_pw = dy act^T on TF32 tensor
-// cores, db_pw from the same staged dy) instead of cuDNN's weight gradient and the depthwise kernel's dy sums, and
-// one finishing launch sums every kernel's partials.
+// Mode 3 (backward="wgrad_kernel") is mode 1 with, where allow_tf32 is on, cuDNN's weight gradient is a TF32 GEMM
+// (cudnn_wgrad_is_tf32) and rung 6 takes the shape (pw_weight_grad.cu: C, C_out in [kTcMinC, 128], T_out % 4 == 0),
+// the 1x1 conv's weight and bias gradients from rung 6 (dW_pw = dy act^T on TF32 tensor cores, db_pw from the same
+// staged dy) instead of cuDNN's weight gradient and the depthwise kernel's dy sums, one finishing launch summing
+// every kernel's partials. Measured slower than mode 1 (rung 6 is not yet at its byte time), so not the default.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -306,10 +307,10 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // itself, with dx, act, dW_dw, db_dw and db_pw, where it takes the shape. Else (mode 1, or rung 5 cannot take
     // it): ga by cuDNN's data gradient of the 1x1 conv (eager's call, its bits; the input is only a shape there),
     // then dw_silu_backward.cu for the same outputs. Then the 1x1 conv's weight gradient from that act.
-    // Where the weight gradient is wanted and rung 6 runs, it computes dW_pw and db_pw from act and gy (the
+    // Mode 3, where the weight gradient is wanted and rung 6 runs: it computes dW_pw and db_pw from act and gy (the
     // depthwise kernel then reads no gy), and one backward_finish sums both kernels' partials.
     const bool db_pw = need[4] && b_pw.defined();
-    const bool pw6 = need[3] && pw_kernel_runs(x, gy, w_pw);
+    const bool pw6 = mode == 3 && need[3] && pw_kernel_runs(x, gy, w_pw);
     const bool gy_db = pw6 ? false : db_pw;
     c10::optional<DwKernelGrads> fused;
     if (mode == 2 && w_pw.scalar_type() == at::kFloat)
@@ -344,7 +345,7 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
   at::Tensor v, a;
   if (kernel) {
     a = dw_kernel_act(x, w_dw, b_dw, dilation, padding);
-    if (!need_act && need[3] && pw_kernel_runs(x, gy, w_pw)) {  // only the 1x1 conv's parameters: rung 6
+    if (mode == 3 && !need_act && need[3] && pw_kernel_runs(x, gy, w_pw)) {  // only the 1x1 conv's parameters
       const bool db_pw = need[4] && b_pw.defined();
       const PwKernelPartials p = pw_kernel_wgrad(gy.contiguous(), a, db_pw);
       finish_sums(nullptr, p, c, w_dw.size(2));

@@ -1,21 +1,30 @@
 // pw_weight_grad.cu: backward rung 6, the 1x1 conv's weight and bias gradients as one TF32 tensor-core pass
-// (contract: pw_wgrad_args.h). Used by ModelNew's kernel backwards where torch.backends.cudnn.allow_tf32 is on.
-// What it changes: after rung 4 (dw_silu_backward.cu) the backward ran cuDNN's weight-gradient GEMM (13.1-13.4 us
-// at the headline) and its split-K reduction (1.6-1.9 us), and rung 4 read dy (16.8 MB) only for db_pw's row sums.
+// (contract: pw_wgrad_args.h). ModelNew's backward="wgrad_kernel" (an opt-in for A/B: measured slower, below).
+// What it changes: after rung 4 (dw_silu_backward.cu) the backward runs cuDNN's weight-gradient GEMM (13.1-13.4 us
+// at the headline) and its split-K reduction (1.6-1.9 us), and rung 4 reads dy (16.8 MB) only for db_pw's row sums.
 // Here one pass reads act (written by rungs 4 and 5) and dy: dW_pw = dy act^T on mma.sync TF32 and db_pw from the
 // same staged dy, so rung 4 no longer reads dy; the per-block sums are added up in the one finishing launch that
 // already sums rung 4's (backward_finish): two launches and 16.8 MB fewer per backward.
 // Form: G = one block per SM (512 threads, 16 warps); block j owns a contiguous range of (b, 32-step chunk) pairs,
-// the GEMM's k dimension. Per chunk it stages act[:, chunk] and dy[:, chunk] by cp.async (three stages: two chunks in
-// flight while one is computed), rounds both to TF32 in shared memory (dy's unrounded values feed db_pw's sums),
-// and each warp accumulates a 32 x 32 tile of the 128 x 128 dW_pw on mma.sync m16n8k8 in registers across the whole
-// range; the accumulators are the block's partial.
+// the GEMM's k dimension; each warp accumulates a 32 x 32 tile of the 128 x 128 dW_pw on mma.sync m16n8k8 in
+// registers across the whole range (the accumulators are the block's partial). Two ways of staging a chunk:
+// pw_wgrad_kernel (cp.async into STAGES buffers, rounded to TF32 in shared memory one chunk ahead of the MMAs) and
+// pw_wgrad_ldg_kernel (16-byte loads into registers a chunk ahead, rounded on the store; the launch's form).
 // Bytes at the headline: read act and dy, 33.5 MB, plus 8.4 MB of partials (L2-resident) for the finish.
-// Prediction: at the copy rate, ~11 us (cuDNN's pair: ~15 us), and rung 4 ~4 us faster without dy: ~6-7 us off a
-// backward of 63 us.
+// Prediction: at the copy rate, ~11 us (cuDNN's pair: ~15 us), and rung 4 ~4 us faster without dy.
+// Outcome (docs/ladder.md, "backward rung 6"): rung 4 without dy ran 20.4-20.8 us against 25.0-25.4 (as predicted),
+// but this kernel 26.5-28.4 us in the backward's profile: the backward slower than with cuDNN's weight gradient.
+// scripts/pw_wgrad_sweep.cu: every cp.async form 29.8-33.1 us at the headline (chunk 16-64 steps, 3-8 buffers, an
+// L2 prefetch hint: no knob moved it), the register form 28.2, against 14.7 us for a plain read of the same bytes
+// under the same timer; halving the loop's instructions (~700 -> ~390 per chunk and warp) changed nothing. ncu: DRAM
+// 25-27% busy, warps stalled on global loads first: bound by how these reads (256 rows x 128 bytes per chunk, rows
+// 8 KB apart) stream, not by issue. Where the rows are half as many (C = 64) the register form reaches 15.0 us
+// against 9.5 for the read.
 // Numerics: both operands rounded to nearest even as cuDNN's TF32 weight gradient rounds them; fp32 accumulation in
-// another order than cuDNN's (per block along t, then over the blocks in a fixed order): within float32 summation
-// order of eager's dW_pw. db_pw: fp32 sums of unrounded dy, in a fixed order. Deterministic, no atomics.
+// another order than cuDNN's (per block along t, then over the blocks in a fixed order): 4.3e-6 of the max from
+// eager's dW_pw at the headline. db_pw: fp32 sums of unrounded dy, in a fixed order. Deterministic, no atomics. Run
+// only where cuDNN's own weight gradient is TF32 (eager_autograd.h's probe: cuDNN runs float32 kernels at many
+// shapes under allow_tf32, logs/2026-12-02_e61db30_wgrad_numerics.txt).
 // Limits: pw_wgrad_fits (T_out % 4 == 0, 16-byte aligned rows, kTcMinC <= C, C_out <= 128, sm_80+); other shapes
 // and TF32 off keep cuDNN's weight gradient.
 #include <cuda_runtime.h>
@@ -33,9 +42,10 @@ namespace pwwg {
 
 constexpr int kThreads = 512, kWarps = kThreads / 32, kMaxC = 128;
 static_assert(kWarps == 16, "a 4 x 4 grid of 32 x 32 warp tiles covers 128 x 128");
-// The launch's form (scripts/pw_wgrad_sweep.cu times the others): KC steps per chunk, STAGES chunk buffers, PF the
+// The cp.async form's knobs (scripts/pw_wgrad_sweep.cu times them): KC steps per chunk, STAGES chunk buffers, PF the
 // L2 prefetch size of each copy (0: the copy's own 128-byte line, 1: 256 bytes, the next chunk's line of the row).
-constexpr int kKC = 32, kStages = 4, kPF = 0;
+// The launch (pw_wgrad) runs the register form at kKC.
+constexpr int kKC = 32;
 
 // Row stride of a staged chunk: KC + 4 floats = 4 (mod 32), so that a fragment's 32 reads (rows g, columns t) fall in
 // 32 banks, and an odd count of 16-byte units, so that the rounding pass's float4s (8 rows of one column per quarter
@@ -422,6 +432,6 @@ void pw_wgrad(const PwWgradArgs& a, void* stream) {
   if (!pw_wgrad_fits(a)) throw std::runtime_error("pw_wgrad: shape outside the kernel's limits (pw_wgrad_fits)");
   const int64_t G = pw_wgrad_blocks(a);
   if (G < 1) return;
-  const cudaError_t err = pwwg::launch<pwwg::kKC, pwwg::kStages, pwwg::kPF>(a, G, static_cast<cudaStream_t>(stream));
+  const cudaError_t err = pwwg::launch_ldg<pwwg::kKC>(a, G, static_cast<cudaStream_t>(stream));
   if (err != cudaSuccess) throw std::runtime_error(std::string("pw_wgrad: launch failed: ") + cudaGetErrorString(err));
 }

@@ -89,14 +89,14 @@ int main(int argc, char** argv) {
     std::printf("shape outside pw_wgrad_fits\n");
     return 1;
   }
-  const Form forms[] = {{"KC=32 STAGES=4 (default)", 32, pwwg::launch<32, 4, 0>},
+  const Form forms[] = {{"KC=32 STAGES=4", 32, pwwg::launch<32, 4, 0>},
                         {"KC=32 STAGES=3", 32, pwwg::launch<32, 3, 0>},
                         {"KC=32 STAGES=5", 32, pwwg::launch<32, 5, 0>},
                         {"KC=32 STAGES=6", 32, pwwg::launch<32, 6, 0>},
                         {"KC=32 STAGES=4 L2::256B", 32, pwwg::launch<32, 4, 1>},
                         {"KC=64 STAGES=3", 64, pwwg::launch<64, 3, 0>},
                         {"KC=16 STAGES=8", 16, pwwg::launch<16, 8, 0>},
-                        {"registers KC=32", 32, pwwg::launch_ldg<32>},
+                        {"registers KC=32 (pw_wgrad)", 32, pwwg::launch_ldg<32>},
                         {"registers KC=64", 64, pwwg::launch_ldg<64>}};
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));

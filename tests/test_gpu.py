@@ -224,11 +224,11 @@ def _poison_allocator(*numels):
                                    dict(B=2, C_in=40, C_out=100, T=1000, K=4, dilation=2, bias=True)],
                          ids=["K5_C_out_wider", "K9_vector_no_bias", "K3_vector_shifted", "K9_rung3_odd_rows",
                               "rung5_tc", "rung3_then_rung6"])
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused"])
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel"])
 def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants, backward):
     """The backward kernels (dw_silu_backward.cu; with backward="fused", dw_silu_backward_tc.cu where it takes the
-    shape: rung5_tc; the 1x1 conv's weight gradient by pw_weight_grad.cu where C, C_out >= 32: rung5_tc,
-    rung3_then_rung6) into NaN-poisoned memory: every gradient asked for arrives, finite and within float32
+    shape: rung5_tc; with backward="wgrad_kernel", the 1x1 conv's weight gradient by pw_weight_grad.cu where
+    C, C_out >= 32 and cuDNN's is TF32: rung5_tc, rung3_then_rung6) into NaN-poisoned memory: every gradient asked for arrives, finite and within float32
     summation order of eager's; one not asked for stays None. Frozen parts take the kernels' other paths (no dx, no
     activations written, or the activations recomputed alone: pw_only)."""
     model, x = fj.make_case(shape, torch.float32, "cuda", seed=11)
@@ -258,7 +258,7 @@ def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants,
         assert fj.max_diff(got, eager) <= 1e-4 * float(eager.abs().max()), (name, fj.max_diff(got, eager))
 
 
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused"])
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel"])
 def test_kernel_backward_is_strict_with_tf32_off_on_gpu(backward):
     """With torch.backends.cudnn.allow_tf32 off, eager's backward is float32 throughout; so is ModelNew's: no TF32
     GEMM (rung 5's data gradient, rung 6's weight gradient) may run, so every gradient stays as close to float64 as
