@@ -267,3 +267,10 @@ if not bwd_rows.empty:
 # it faster, because it is bound by instruction issue and latency (150-160 instructions per output against rung
 # 4's 100: the same SiLU arithmetic plus the GEMM's operand traffic on mma.sync, at 16 warps per SM). Bytes are a
 # floor, not a forecast; the profile above shows which kernel pays.
+#
+# Rung 6 (`'wgrad_kernel'`, kernels/pw_weight_grad.cu, added after this notebook's outputs were recorded at
+# ce825df) is the same lesson from the other side: it takes over the weight gradient and db_pw so that rung 4 no
+# longer reads dy, and rung 4 did get faster by the 16.8 MB it saves (25 -> 21 us); but the new GEMM kernel reads
+# its 33.5 MB at about half the copy rate (24.5-28.4 us against cuDNN's 14.9), so the backward as a whole got
+# slower (67.9 against 63.8 us in one run: docs/results.md, "backward rung 6"). How a kernel's reads stream
+# (here 256 rows of 128 bytes each per step, 8 KB apart) matters as much as how many bytes it reads.
