@@ -12,7 +12,7 @@
 // pw_wgrad_ldg_kernel (16-byte loads into registers a chunk ahead, rounded on the store; the launch's form).
 // Bytes at the headline: read act and dy, 33.5 MB, plus 8.4 MB of partials (L2-resident) for the finish.
 // Prediction: at the copy rate, ~11 us (cuDNN's pair: ~15 us), and rung 4 ~4 us faster without dy.
-// Outcome (docs/ladder.md, "backward rung 6"): rung 4 without dy ran 20.4-20.8 us against 25.0-25.4 (as predicted),
+// Outcome (docs/ladder.md, "backward rung 6"): rung 4 without dy ran 20.4-21.0 us against 24.9-25.4 (as predicted),
 // but this kernel 26.5-28.4 us in the backward's profile: the backward slower than with cuDNN's weight gradient.
 // scripts/pw_wgrad_sweep.cu: every cp.async form 29.8-33.1 us at the headline (chunk 16-64 steps, 3-8 buffers, an
 // L2 prefetch hint: no knob moved it), the register form 28.2, against 14.7 us for a plain read of the same bytes
