@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pandas as pd
 import torch
+from torch import nn
 
 from .config import HEADLINE, DTYPES, BASELINES, TOLERANCE
 from .model import Model, forward_args, copy_model
@@ -131,6 +132,27 @@ def host_time_us(fn, n: int = 200) -> float:
         out.append((time.perf_counter() - t0) * 1e6)
         torch.cuda.synchronize()
     return float(np.median(out))
+
+
+def training_step_fn(model: nn.Module, x: torch.Tensor, gy: torch.Tensor):
+    """A zero-argument function running a training step's forward and backward of model on x (x requires grad):
+    the gradients set to None first (zero_grad's default, so nothing is accumulated into an earlier gradient: a 50 MB
+    add for x at the headline), then model(x).backward(gy)."""
+    params = [x, *model.parameters()]
+
+    def run():
+        for t in params:
+            t.grad = None
+        model(x).backward(gy)
+    return run
+
+
+def backward_fn(model: nn.Module, x: torch.Tensor, gy: torch.Tensor):
+    """A zero-argument function running the backward alone: one forward now, then each call computes every
+    gradient (x's and the parameters') of that graph for gy, the graph kept for the next call."""
+    y = model(x)
+    params = [x, *model.parameters()]
+    return lambda: torch.autograd.grad(y, params, gy, retain_graph=True)
 
 
 def copy_bandwidth(device: str = "cuda", nbytes: int = 2**30) -> float:

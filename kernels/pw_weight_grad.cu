@@ -7,18 +7,18 @@
 // already sums rung 4's (backward_finish): two launches and 16.8 MB fewer per backward.
 // Form: G = one block per SM (512 threads, 16 warps); block j owns a contiguous range of (b, 32-step chunk) pairs,
 // the GEMM's k dimension; each warp accumulates a 32 x 32 tile of the 128 x 128 dW_pw on mma.sync m16n8k8 in
-// registers across the whole range (the accumulators are the block's partial). Two ways of staging a chunk:
-// pw_wgrad_kernel (cp.async into STAGES buffers, rounded to TF32 in shared memory one chunk ahead of the MMAs) and
-// pw_wgrad_ldg_kernel (16-byte loads into registers a chunk ahead, rounded on the store; the launch's form).
+// registers across the whole range (the accumulators are the block's partial). A chunk is staged by 16-byte loads
+// into registers a chunk ahead and rounded to TF32 on its store to shared memory (pw_wgrad_ldg_kernel); the first
+// forms staged by cp.async (git history: 4c0231d..9ae9e6b) and measured slower.
 // Bytes at the headline: read act and dy, 33.5 MB, plus 8.4 MB of partials (L2-resident) for the finish.
 // Prediction: at the copy rate, ~11 us (cuDNN's pair: ~15 us), and rung 4 ~4 us faster without dy.
 // Outcome (docs/ladder.md, "backward rung 6"): rung 4 without dy ran 20.4-21.0 us against 24.9-25.4 (as predicted),
 // but this kernel 26.5-28.4 us in the backward's profile: the backward slower than with cuDNN's weight gradient.
-// scripts/pw_wgrad_sweep.cu: every cp.async form 29.8-33.1 us at the headline (chunk 16-64 steps, 3-8 buffers, an
+// scripts/pw_wgrad_sweep.cu: every cp.async form 29.8-35.3 us at the headline (chunk 16-64 steps, 2-8 buffers, an
 // L2 prefetch hint: no knob moved it), the register form 28.2, against 14.7 us for a plain read of the same bytes
-// under the same timer; halving the loop's instructions (~700 -> ~390 per chunk and warp) changed nothing. ncu: DRAM
-// 25-27% busy, warps stalled on global loads first: bound by how these reads (256 rows x 128 bytes per chunk, rows
-// 8 KB apart) stream, not by issue. Where the rows are half as many (C = 64) the register form reaches 15.0 us
+// under the same timer; taking the per-copy address arithmetic (a 64-bit division each) out of the loop changed
+// nothing. ncu: DRAM 25-27% busy, warps stalled on global loads first: bound by how these reads (256 rows x 128
+// bytes per chunk, rows 8 KB apart) stream, not by issue. Where the rows are half as many (C = 64) the register form reaches 15.0 us
 // against 9.5 for the read.
 // Numerics: both operands rounded to nearest even as cuDNN's TF32 weight gradient rounds them; fp32 accumulation in
 // another order than cuDNN's (per block along t, then over the blocks in a fixed order): 4.3e-6 of the max from
@@ -33,213 +33,28 @@
 #include <string>
 #include "common.cuh"     // tc_tf32: RNE rounding to TF32
 #include "mma_sync.cuh"   // tc_mma_tf32
-#include "cp_async.cuh"
 #include "dw_backward_args.h"
 #include "pw_wgrad_args.h"
-#include "row_float4.cuh"
 
 namespace pwwg {
 
 constexpr int kThreads = 512, kWarps = kThreads / 32, kMaxC = 128;
 static_assert(kWarps == 16, "a 4 x 4 grid of 32 x 32 warp tiles covers 128 x 128");
-// The cp.async form's knobs (scripts/pw_wgrad_sweep.cu times them): KC steps per chunk, STAGES chunk buffers, PF the
-// L2 prefetch size of each copy (0: the copy's own 128-byte line, 1: 256 bytes, the next chunk's line of the row).
-// The launch (pw_wgrad) runs the register form at kKC.
+// Steps per chunk of the launch (pw_wgrad); scripts/pw_wgrad_sweep.cu times others.
 constexpr int kKC = 32;
 
 // Row stride of a staged chunk: KC + 4 floats = 4 (mod 32), so that a fragment's 32 reads (rows g, columns t) fall in
-// 32 banks, and an odd count of 16-byte units, so that the rounding pass's float4s (8 rows of one column per quarter
-// warp) do too.
+// 32 banks, and an odd count of 16-byte units, so that a quarter warp's float4 stores (8 of one row) do too.
 template <int KC>
 __host__ __device__ constexpr int row_stride() { return KC + 4; }
-template <int KC, int STAGES>
-constexpr size_t smem_bytes() { return sizeof(float) * 2 * STAGES * kMaxC * row_stride<KC>(); }
-
-using rowf4::in_row;
-
-template <int PF>
-__device__ __forceinline__ void copy16(void* smem_dst, const void* gmem_src, int src_bytes) {
-  if constexpr (PF == 1) {
-    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(src_bytes)
-                 : "memory");
-  } else {
-    cp_async_16(smem_dst, gmem_src, src_bytes);
-  }
-}
 
 __device__ __forceinline__ uint4 round4(float4 v) {
   return make_uint4(tc_tf32(v.x), tc_tf32(v.y), tc_tf32(v.z), tc_tf32(v.w));
 }
 
-// grid G (pw_wgrad_blocks), 512 threads, smem_bytes<KC, STAGES>() of dynamic shared memory. One barrier per chunk:
-// in iteration i the block rounds chunk i + 1 while its warps' MMAs consume chunk i (rounded in iteration i - 1), and
-// chunks i + 2 .. i + STAGES - 1 are in flight.
-template <int KC, int STAGES, int PF>
-__global__ void __launch_bounds__(kThreads, 1) pw_wgrad_kernel(const float* __restrict__ act,
-                                                              const float* __restrict__ gy, float* partial_w,
-                                                              float* partial_b, int64_t B, int C, int C_out, int T) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-  __trap();  // the host routes older GPUs elsewhere (pw_wgrad_fits)
-#else
-  constexpr int RS = row_stride<KC>(), F4 = KC / 4, CF = kMaxC * RS;  // CF: one operand's chunk, floats
-  static_assert(KC % 16 == 0 && (RS / 4) % 2 == 1 && STAGES >= 3 && (2 * kMaxC * F4) % kThreads == 0,
-                "chunk shape");
-  extern __shared__ float4 smem4[];
-  float* sa = reinterpret_cast<float*>(smem4);  // STAGES x [kMaxC][RS]: act, then its TF32 bits in place
-  float* sg = sa + STAGES * CF;                 // STAGES x [kMaxC][RS]: dy, then its TF32 bits in place
-  __shared__ float dbred[kThreads];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q4 = lane & 3;
-  const int tiles = (T + KC - 1) / KC;
-  const int64_t chunks = B * tiles, G = gridDim.x, blk = blockIdx.x;
-  const int64_t c_begin = blk * chunks / G;
-  const int n_mine = static_cast<int>((blk + 1) * chunks / G - c_begin);
-
-  // This thread's share of a chunk's copies, fixed for the whole range: copy k is float4 f of staged row r (rows
-  // [0, C) of act, then [C, C + C_out) of dy), it = tid + kThreads k; its source pointer advances by one chunk per
-  // stage() (the first form recomputed each copy's address with a 64-bit division: ~90 instructions a copy).
-  constexpr int kCopies = 2 * kMaxC * F4 / kThreads;
-  int64_t sb = c_begin / tiles;                                // the next chunk to stage: (batch row, first step)
-  int st0 = static_cast<int>(c_begin - sb * tiles) * KC;
-  const float* src[kCopies];
-  int64_t wrap[kCopies];  // added where the next chunk starts a new batch row
-  int dst_off[kCopies], t_off[kCopies];
-  bool valid[kCopies];
-#pragma unroll
-  for (int k = 0; k < kCopies; ++k) {
-    const int it = tid + kThreads * k, r = it / F4, f = it % F4;
-    const bool is_act = r < C;
-    valid[k] = r < C + C_out;
-    const int64_t bstride = static_cast<int64_t>(is_act ? C : C_out) * T;
-    src[k] = (is_act ? act + static_cast<int64_t>(r) * T : gy + static_cast<int64_t>(r - C) * T) + 4 * f +
-             sb * bstride + st0;
-    wrap[k] = bstride - static_cast<int64_t>(tiles) * KC;
-    dst_off[k] = (is_act ? r * RS : STAGES * CF + (r - C) * RS) + 4 * f;
-    t_off[k] = 4 * f;
-  }
-  auto stage = [&](int s) {  // T % 4 == 0: a float4 is all in the row or all out
-#pragma unroll
-    for (int k = 0; k < kCopies; ++k) {
-      const bool in = st0 + t_off[k] < T;
-      if (valid[k]) copy16<PF>(sa + s * CF + dst_off[k], in ? src[k] : act, in ? 16 : 0);
-      src[k] += KC;
-    }
-    st0 += KC;
-    if (st0 >= T) {
-      st0 = 0;
-#pragma unroll
-      for (int k = 0; k < kCopies; ++k) src[k] += wrap[k];
-    }
-  };
-
-  // the rounding pass: thread (row cr = tid % 128, float4s f = tid / 128 + 4 m) of both operands (8 rows of one
-  // column per quarter warp); db_pw's share of dy's row cr from the unrounded values
-  const int cr = tid & (kMaxC - 1), f0 = tid >> 7;
-  const bool a_live = cr < C, o_live = cr < C_out;
-  float dbs = 0.0f;
-  auto round_chunk = [&](int s) {
-#pragma unroll
-    for (int m = 0; m < F4 / 4; ++m) {
-      const int f = f0 + 4 * m;
-      if (a_live) {
-        float* ra = sa + s * CF + cr * RS + 4 * f;
-        *reinterpret_cast<uint4*>(ra) = round4(*reinterpret_cast<const float4*>(ra));
-      }
-      if (o_live) {
-        float* rg = sg + s * CF + cr * RS + 4 * f;
-        const float4 p = *reinterpret_cast<const float4*>(rg);
-        dbs += (p.x + p.y) + (p.z + p.w);  // zero-filled past T
-        *reinterpret_cast<uint4*>(rg) = round4(p);
-      }
-    }
-  };
-  // this warp's tile of dW_pw: rows (o) [m0, m0 + 32), columns (c) [n0, n0 + 32); tiles wholly past C_out or C idle.
-  // Rows past C_out / columns past C of the staged chunks are never written (stale or poisoned shared memory):
-  // they reach only outputs past C_out / C, which are not stored.
-  const int m0 = 32 * (warp >> 2), n0 = 32 * (warp & 3);
-  const bool mma_live = m0 < C_out && n0 < C;
-  float acc[2][4][4];
-#pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < 4; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.0f;
-
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < n_mine) stage(s);
-    cp_async_commit();
-  }
-  cp_async_wait<STAGES - 2>();  // chunk 0's copies (this thread's)
-  __syncthreads();
-  if (n_mine > 0) round_chunk(0);
-  int b_mma = 0, b_round = 1, b_stage = STAGES - 1;  // buffers of chunks i, i + 1, i + STAGES - 1
-  for (int i = 0; i < n_mine; ++i) {
-    cp_async_wait<STAGES - 3>();  // chunk i + 1's copies (this thread's) have landed
-    __syncthreads();              // everyone's have, chunk i is rounded, every warp is done with chunk i - 1
-    if (i + STAGES - 1 < n_mine) stage(b_stage);
-    cp_async_commit();
-    if (i + 1 < n_mine) round_chunk(b_round);
-    if (mma_live) {
-      const float* ca = sa + b_mma * CF;
-      const float* cg = sg + b_mma * CF;
-#pragma unroll
-      for (int ks = 0; ks < KC / 8; ++ks) {
-        uint32_t af[2][4], bf[4][2];
-#pragma unroll
-        for (int mt = 0; mt < 2; ++mt) {  // A = dy (M = o, K = t): row-major, t contiguous
-          const float* p = cg + (m0 + 16 * mt + g) * RS + 8 * ks + q4;
-          af[mt][0] = __float_as_uint(p[0]);
-          af[mt][1] = __float_as_uint(p[8 * RS]);
-          af[mt][2] = __float_as_uint(p[4]);
-          af[mt][3] = __float_as_uint(p[8 * RS + 4]);
-        }
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {  // B = act^T (K = t, N = c): column-major, t contiguous
-          const float* p = ca + (n0 + 8 * nt + g) * RS + 8 * ks + q4;
-          bf[nt][0] = __float_as_uint(p[0]);
-          bf[nt][1] = __float_as_uint(p[4]);
-        }
-#pragma unroll
-        for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-          for (int nt = 0; nt < 4; ++nt) tc_mma_tf32(acc[mt][nt], af[mt], bf[nt]);
-      }
-    }
-    b_mma = b_round;
-    b_round = b_round + 1 == STAGES ? 0 : b_round + 1;
-    b_stage = b_stage + 1 == STAGES ? 0 : b_stage + 1;
-  }
-  cp_async_wait<0>();  // (only empty groups can remain)
-
-  // the block's partial of dW_pw: C fragment (g, 2 q4 + {0, 1}) and (g + 8, ...) of each 16 x 8 tile
-  float* pw = partial_w + blk * C_out * static_cast<int64_t>(C);
-  if (mma_live) {
-#pragma unroll
-    for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < 4; ++nt) {
-        const int o = m0 + 16 * mt + g, c = n0 + 8 * nt + 2 * q4;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          if (o + 8 * h >= C_out) continue;
-          float* dst = pw + static_cast<int64_t>(o + 8 * h) * C + c;
-          if (c < C) dst[0] = acc[mt][nt][2 * h];
-          if (c + 1 < C) dst[1] = acc[mt][nt][2 * h + 1];
-        }
-      }
-  }
-  // db_pw's partial: the four threads of row cr (tid = cr + 128 j) added in order of j
-  dbred[tid] = dbs;
-  __syncthreads();
-  if (partial_b && tid < C_out)
-    partial_b[tid * G + blk] = ((dbred[tid] + dbred[tid + 128]) + dbred[tid + 256]) + dbred[tid + 384];
-#endif
-}
-
-// The register-staged form: each thread loads its share of chunk i + 2 (16-byte loads into registers) while the MMAs
-// consume chunk i, and stores chunk i + 1 rounded into shared memory (db_pw's sums on the way): no cp.async, no
-// separate rounding pass, two chunk buffers, one barrier per chunk. (The forward's rung 09 measured its x copies at
-// 9.3 us by cp.async and 2.9 by TMA; this asks whether plain loads do better than cp.async here.)
+// grid G (pw_wgrad_blocks), 512 threads, 2 x 2 x kMaxC x row_stride<KC>() floats of dynamic shared memory. Each
+// thread loads its share of chunk i + 2 (16-byte loads into registers) while the MMAs consume chunk i, and stores
+// chunk i + 1 rounded into shared memory (db_pw's sums on the way): two chunk buffers, one barrier per chunk.
 template <int KC>
 __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_ldg_kernel(const float* __restrict__ act,
                                                                   const float* __restrict__ gy, float* partial_w,
@@ -384,20 +199,6 @@ cudaError_t launch_ldg(const PwWgradArgs& a, int64_t G, cudaStream_t stream) {
                                                 static_cast<int>(smem));
   if (attr != cudaSuccess) return attr;
   pw_wgrad_ldg_kernel<KC><<<static_cast<unsigned>(G), kThreads, smem, stream>>>(
-      a.act, a.gy, a.partial_w, a.partial_b, a.B, static_cast<int>(a.C), static_cast<int>(a.C_out),
-      static_cast<int>(a.T));
-  return cudaGetLastError();
-}
-
-// The launch of one form on `stream` (pw_wgrad's, and scripts/pw_wgrad_sweep.cu's for the others).
-template <int KC, int STAGES, int PF>
-cudaError_t launch(const PwWgradArgs& a, int64_t G, cudaStream_t stream) {
-  constexpr size_t smem = smem_bytes<KC, STAGES>();
-  // past the default 48 KB: set on every launch (the attribute is per device)
-  const cudaError_t attr = cudaFuncSetAttribute(pw_wgrad_kernel<KC, STAGES, PF>,
-                                                cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  if (attr != cudaSuccess) return attr;
-  pw_wgrad_kernel<KC, STAGES, PF><<<static_cast<unsigned>(G), kThreads, smem, stream>>>(
       a.act, a.gy, a.partial_w, a.partial_b, a.B, static_cast<int>(a.C), static_cast<int>(a.C_out),
       static_cast<int>(a.T));
   return cudaGetLastError();

@@ -55,20 +55,8 @@ def main() -> int:
                 flush=True)
         floor_us = 4 * (x.numel() * 2 + gy.numel()) / bw * 1e6  # read x, read dy, write dx
         xs = x.detach().clone().requires_grad_(True)
-
-        def fwd_bwd(m):
-            params = [xs, *m.parameters()]
-
-            def run():  # a training step's forward and backward: zero_grad() (set_to_none, PyTorch's default) first,
-                for t in params:  # so that no gradient is accumulated into an earlier one (a 50 MB add for x)
-                    t.grad = None
-                m(xs).backward(gy)
-            return run
-
-        def bwd_only(m):
-            y = m(xs)
-            params = [xs, *m.parameters()]
-            return lambda: torch.autograd.grad(y, params, gy, retain_graph=True)
+        fwd_bwd = lambda m: fj.training_step_fn(m, xs, gy)  # noqa: E731
+        bwd_only = lambda m: fj.backward_fn(m, xs, gy)  # noqa: E731
 
         host = {}
         for label, m in [("eager", model)] + [(f"modelnew[{k}]", v) for k, v in news.items()]:

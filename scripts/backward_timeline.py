@@ -33,15 +33,8 @@ def calls(shape):
     gy = torch.randn_like(model(x))
     fns = {}
     for label, m in out.items():
-        y = m(xs)
-        params = [xs, *m.parameters()]
-        fns[(label, "bwd")] = (lambda y=y, p=params: torch.autograd.grad(y, p, gy, retain_graph=True))
-
-        def step(m=m, p=params):
-            for t in p:
-                t.grad = None
-            m(xs).backward(gy)
-        fns[(label, "fwd+bwd")] = step
+        fns[(label, "bwd")] = fj.backward_fn(m, xs, gy)
+        fns[(label, "fwd+bwd")] = fj.training_step_fn(m, xs, gy)
     return fns
 
 

@@ -1,5 +1,6 @@
-// pw_wgrad_sweep.cu: backward rung 6's forms (KC steps per chunk x STAGES chunk buffers, kernels/pw_weight_grad.cu)
-// timed against each other and against a read of the same bytes, at one shape, in one run; each form's dW_pw and
+// pw_wgrad_sweep.cu: backward rung 6's forms (KC steps per chunk, kernels/pw_weight_grad.cu; the cp.async forms of
+// 2aaceb6..9ae9e6b and their logs are in git history) timed against each other and against a read of the same
+// bytes, at one shape, in one run; each form's dW_pw and
 // db_pw (its partials summed on the host in float64) checked against a float64 reference on the GPU.
 // Timing: CUDA events around each launch, the L2 flushed before it (a 256 MB memset), median and p10-p90 of --reps.
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90,code=sm_90 -I kernels scripts/pw_wgrad_sweep.cu -o /tmp/pw_sweep
@@ -89,14 +90,7 @@ int main(int argc, char** argv) {
     std::printf("shape outside pw_wgrad_fits\n");
     return 1;
   }
-  const Form forms[] = {{"KC=32 STAGES=4", 32, pwwg::launch<32, 4, 0>},
-                        {"KC=32 STAGES=3", 32, pwwg::launch<32, 3, 0>},
-                        {"KC=32 STAGES=5", 32, pwwg::launch<32, 5, 0>},
-                        {"KC=32 STAGES=6", 32, pwwg::launch<32, 6, 0>},
-                        {"KC=32 STAGES=4 L2::256B", 32, pwwg::launch<32, 4, 1>},
-                        {"KC=64 STAGES=3", 64, pwwg::launch<64, 3, 0>},
-                        {"KC=16 STAGES=8", 16, pwwg::launch<16, 8, 0>},
-                        {"registers KC=32 (pw_wgrad)", 32, pwwg::launch_ldg<32>},
+  const Form forms[] = {{"registers KC=32 (pw_wgrad)", 32, pwwg::launch_ldg<32>},
                         {"registers KC=64", 64, pwwg::launch_ldg<64>}};
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
