@@ -73,7 +73,8 @@ struct DwKernelGrads {
 // conv's weight gradient reads it), dW_dw and db_dw (where b_dw is defined), db_pw = sum of gy over (B, T)
 // (want_db_pw; rungs 3 and 4 take gy for it only then). Two launches: the kernel, then the fixed-order sums of its
 // partials (with finish false, the caller's backward_finish sums them: dw_dw and db_dw are then allocated, not yet
-// written, and `partial` holds them). Rung 5 returns nullopt where it cannot take the args (dw_backward_tc_fits): the caller runs rung 3/4.
+// written, and `partial` holds them). Rung 5 returns nullopt where it cannot take the args (dw_backward_tc_fits):
+// the caller runs rung 3/4.
 inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, const at::Tensor& gy, const at::Tensor& x,
                                                        const at::Tensor& w_dw, const at::Tensor& b_dw,
                                                        int64_t dilation, int64_t padding, bool want_dx,
@@ -161,7 +162,8 @@ inline bool cudnn_wgrad_is_tf32(const at::Tensor& gy, int64_t C_in) {
   }
   if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None) return false;
   const at::TensorOptions o = gy.options().dtype(at::kFloat);
-  at::Tensor g1 = at::zeros({gy.size(0), gy.size(1), gy.size(2)}, o), a1 = at::zeros({gy.size(0), C_in, gy.size(2)}, o);
+  at::Tensor g1 = at::zeros({gy.size(0), gy.size(1), gy.size(2)}, o);
+  at::Tensor a1 = at::zeros({gy.size(0), C_in, gy.size(2)}, o);
   g1.select(2, 0).select(0, 0).fill_(1.0);
   a1.select(2, 0).select(0, 0).fill_(1.0 + 1.0 / 4096);
   const at::Tensor w = at::empty({gy.size(1), C_in, 1}, o);

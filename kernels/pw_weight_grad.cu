@@ -13,13 +13,14 @@
 // Bytes at the headline: read act and dy, 33.5 MB, plus 8.4 MB of partials (L2-resident) for the finish.
 // Prediction: at the copy rate, ~11 us (cuDNN's pair: ~15 us), and rung 4 ~4 us faster without dy.
 // Outcome (docs/ladder.md, "backward rung 6"): rung 4 without dy ran 20.4-21.0 us against 24.9-25.4 (as predicted),
-// but this kernel 26.5-28.4 us in the backward's profile: the backward slower than with cuDNN's weight gradient.
+// but this kernel 24.5-28.4 us in the backward's profiles (the register form 24.5 at f63e967): the backward slower
+// than with cuDNN's weight gradient (67.9 against 63.8 us in one run).
 // scripts/pw_wgrad_sweep.cu: every cp.async form 29.8-35.3 us at the headline (chunk 16-64 steps, 2-8 buffers, an
 // L2 prefetch hint: no knob moved it), the register form 28.2, against 14.7 us for a plain read of the same bytes
 // under the same timer; taking the per-copy address arithmetic (a 64-bit division each) out of the loop changed
 // nothing. ncu: DRAM 25-27% busy, warps stalled on global loads first: bound by how these reads (256 rows x 128
-// bytes per chunk, rows 8 KB apart) stream, not by issue. Where the rows are half as many (C = 64) the register form reaches 15.0 us
-// against 9.5 for the read.
+// bytes per chunk, rows 8 KB apart) stream, not by issue. Where the rows are half as many (C = 64) the register
+// form takes 15.0 us against 9.5 for the read.
 // Numerics: both operands rounded to nearest even as cuDNN's TF32 weight gradient rounds them; fp32 accumulation in
 // another order than cuDNN's (per block along t, then over the blocks in a fixed order): 4.3e-6 of the max from
 // eager's dW_pw at the headline. db_pw: fp32 sums of unrounded dy, in a fixed order. Deterministic, no atomics. Run
