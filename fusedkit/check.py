@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
+import subprocess
+from pathlib import Path
 
 import pandas as pd
 import torch
 import torch.nn as nn
 
-from .config import HEADLINE, DTYPES
+from .config import HEADLINE, DTYPES, ROOT, KERNELS_DIR
 from .model import Model, forward_args, copy_model
 from .registry import Variant, variant_info, tolerance
-from .jit import load, load_built, cuda_arch
+from .jit import load, load_built, cuda_arch, cuda_home, build_root
 
 
 def shape_battery() -> list[dict]:
@@ -144,6 +147,34 @@ def smem_poisoner():
                   "#include <c10/cuda/CUDAException.h>\n" + _SMEM_POISON_CU, functions=["poison_smem"],
                   extra_cuda_cflags=["-O3"], with_cuda=True)
     return load_built(f"fused_smem_poison_{h.hexdigest()[:16]}", arch, kwargs)
+
+
+def silu_exhaustive(run: bool = True, guard: int | None = None) -> str:
+    """common.cuh's guarded SiLU against eager's, both rounded to tf32 and to bf16, at all 2^32 float32 inputs:
+    scripts/silu_exhaustive.cu built by nvcc with the JIT's device flags (cached by source hash under build_root())
+    and, if `run`, run on the GPU. Returns its report (fallback rates and ulp distances per band of |v|); raises
+    RuntimeError with the report if the build fails or any input's rounded value differs from eager's.
+    `guard` overrides FUSED_SILU_GUARD (ulp)."""
+    src = ROOT / "scripts" / "silu_exhaustive.cu"
+    arch = cuda_arch().replace(".", "")
+    flags = ["-std=c++17", "-O3", f"-gencode=arch=compute_{arch}a,code=sm_{arch}a", f"-I{KERNELS_DIR}"]
+    flags += [] if guard is None else [f"-DFUSED_SILU_GUARD={int(guard)}"]
+    h = hashlib.sha256(repr(flags).encode() + src.read_bytes() + (KERNELS_DIR / "common.cuh").read_bytes()
+                       + (KERNELS_DIR / "fused_args.h").read_bytes())
+    exe = build_root() / f"silu_exhaustive_{h.hexdigest()[:16]}"
+    if not exe.exists():
+        tmp = exe.with_name(exe.name + f".{os.getpid()}.tmp")  # written whole, then renamed: never half a binary
+        r = subprocess.run([str(Path(cuda_home()) / "bin" / "nvcc"), *flags, str(src), "-o", str(tmp)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"nvcc failed on {src}:\n{r.stdout}{r.stderr}")
+        os.replace(tmp, exe)
+    if not run:
+        return ""
+    r = subprocess.run([str(exe)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{src.name} failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
+    return r.stdout
 
 
 def run_variant(variant: str, model: nn.Module, x: torch.Tensor, poison: bool = True,

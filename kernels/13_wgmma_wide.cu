@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int tt = lane + 32 * j;
-        const float v = live ? tc_round_tf32(silu(acc[j])) : 0.0f;
+        const float v = live ? silu_tf32(acc[j]) : 0.0f;
         *reinterpret_cast<float*>(act + wg_swz<4>(tt, cc, kWideTT)) = v;
       }
     }

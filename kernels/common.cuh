@@ -112,3 +112,44 @@ __device__ __forceinline__ float silu_act(float v) {
 }
 // fp32 -> tf32 (RNE, as tc_tf32) kept as a float: the activations as a TF32 GEMM operand.
 __device__ __forceinline__ float tc_round_tf32(float v) { return __uint_as_float(tc_tf32(v)); }
+
+// Eager's SiLU rounded to the GEMM's operand type, bit for bit, at about half the instructions. The TF32 and
+// bf16 rungs use an activation only rounded (13 or 16 low bits dropped), so they need eager's rounded value,
+// not eager's fp32 one. silu_fast (5 instructions) is within a few ulp of silu (expf + IEEE division, ~20
+// with the rounding's 5); rounding f = silu_fast(v) gives eager's rounded value unless silu(v) and f lie on
+// different sides of a rounding midpoint, which needs f within FUSED_SILU_GUARD ulp of one. So: f is kept
+// where |v| < 16 (the bound's range) and its dropped bits are more than FUSED_SILU_GUARD ulp from the midpoint
+// (3 integer instructions); there no tie is possible either, so ties-away rounding (two integer instructions:
+// f is finite; cvt.rna.tf32 would add an infinity test) or bf16's RNE of f equals RNE of silu(v). Elsewhere
+// (~33/8192 of uniform dropped bits; |v| >= 16, NaN, inf) it evaluates eager's formula. Proved by exhaustion, not by the bound: scripts/silu_exhaustive.cu runs all 2^32
+// inputs against tc_tf32(silu(v)) and the bf16 rounding of silu(v) (a GPU test, which also shows that a guard of
+// 0 ulp fails). FUSED_SILU_GUARD=-1: eager's formula at every element (the form measured before the guard).
+#ifndef FUSED_SILU_GUARD
+#define FUSED_SILU_GUARD 16
+#endif
+template <int kDropped>  // 13: tf32, 16: bf16
+__device__ __forceinline__ bool silu_guard_ok(float v, float f) {
+  constexpr uint32_t kHalf = 1u << (kDropped - 1), kMask = (1u << kDropped) - 1u;
+  constexpr uint32_t kGuard = FUSED_SILU_GUARD < 0 ? 0u : FUSED_SILU_GUARD;
+  return fabsf(v) < 16.0f && ((__float_as_uint(f) + kHalf + kGuard) & kMask) > 2u * kGuard;
+}
+// tc_round_tf32(silu_act(v)), bit for bit.
+__device__ __forceinline__ float silu_tf32(float v) {
+  if constexpr (FUSED_SILU != 0 || FUSED_SILU_GUARD < 0) {
+    return tc_round_tf32(silu_act(v));
+  } else {
+    const float f = silu_fast(v);
+    if (silu_guard_ok<13>(v, f)) return __uint_as_float((__float_as_uint(f) + 0x1000u) & 0xffffe000u);
+    return tc_round_tf32(silu(v));
+  }
+}
+// __float2bfloat16_rn(silu_act(v)), bit for bit.
+__device__ __forceinline__ __nv_bfloat16 silu_bf16(float v) {
+  if constexpr (FUSED_SILU != 0 || FUSED_SILU_GUARD < 0) {
+    return __float2bfloat16_rn(silu_act(v));
+  } else {
+    const float f = silu_fast(v);
+    if (silu_guard_ok<16>(v, f)) return __float2bfloat16_rn(f);
+    return __float2bfloat16_rn(silu(v));
+  }
+}

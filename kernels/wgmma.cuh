@@ -247,15 +247,25 @@ __device__ __forceinline__ void wg_load16(const H* p, float (&v)[8]) {
     }
   }
 }
-// One activation into act (and its small part, split only), converted to the GEMM's element type.
+// The activation of one depthwise output as the GEMM takes it: split, fp32 (its big and small parts are cut at
+// the store); otherwise already rounded to the GEMM's element type (common.cuh's guarded SiLU: eager's bits).
+template <typename E, bool kSplit>
+__device__ __forceinline__ float wg_act(float acc) {
+  if constexpr (kSplit) return silu(acc);
+  else if constexpr (std::is_same_v<E, float>) return silu_tf32(acc);
+  else return __bfloat162float(silu_bf16(acc));
+}
+// One activation (wg_act's value) into act (and its small part, split only), in the GEMM's element type.
 template <typename E, bool kSplit>
 __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off, float v) {
-  if constexpr (std::is_same_v<E, float>) {
+  if constexpr (kSplit) {
     const float big = tc_round_tf32(v);
     *reinterpret_cast<float*>(p) = big;
-    if constexpr (kSplit) *reinterpret_cast<float*>(p + small_off) = tc_round_tf32(v - big);
+    *reinterpret_cast<float*>(p + small_off) = tc_round_tf32(v - big);
+  } else if constexpr (std::is_same_v<E, float>) {
+    *reinterpret_cast<float*>(p) = v;
   } else {
-    *reinterpret_cast<__nv_bfloat16*>(p) = __float2bfloat16_rn(v);
+    *reinterpret_cast<__nv_bfloat16*>(p) = __float2bfloat16_rn(v);  // exact: v is a bf16 value
   }
 }
 
@@ -265,8 +275,8 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
 // starting at x-tile column G j. Channels >= C_in (live == false) write zeros, so the padded K terms of
 // the GEMM are exact zeros. K and D are compile-time constants: only the window's 16-byte loads and the
 // taps that exist are issued (the run-time K form issued kKmax predicated taps and window copies: 170-223
-// SASS instructions per 4 outputs at d=2, then 106-110). SiLU: accurate (expf, IEEE division) for the
-// split, whose activations must be fp32-exact; the fast form otherwise (its ~1e-6 error is far below tf32's).
+// SASS instructions per 4 outputs at d=2, then 106-110). SiLU: eager's formula for the split, whose
+// activations must be fp32-exact; otherwise eager's value rounded to the GEMM's type, by the guarded fast form.
 template <typename T, bool kSplit, int TT, int D, int K>
 __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small_off, const T* xrow,
                                              const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
@@ -294,7 +304,7 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
 #pragma unroll
         for (int i = 0; i < G; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
 #pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu(acc[i]) : silu_act(acc[i]);
+      for (int i = 0; i < G; ++i) v[i] = wg_act<E, kSplit>(acc[i]);
     }
     const int tt0 = G * j - shift;
     auto put = [&](int tt, float val) {

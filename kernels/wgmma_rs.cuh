@@ -127,8 +127,8 @@ __device__ __forceinline__ void rs_dw_pair(const float* xc, const float* wc, int
       acc1 = fmaf(wk, xc[8 + k * D], acc1);
     }
   }
-  lo = __float_as_uint(tc_round_tf32(silu_act(acc0)));
-  hi = __float_as_uint(tc_round_tf32(silu_act(acc1)));
+  lo = __float_as_uint(silu_tf32(acc0));
+  hi = __float_as_uint(silu_tf32(acc1));
 }
 
 // The kernel. Warpgroup wg of block blk takes tiles (blk * G + wg) + i * gridDim.x * G, G = p.groups

@@ -60,6 +60,17 @@ def test_modelnew_routes_what_a_rung_cannot_run():
     assert fj.max_diff(y, fj.eager_output(model, x)) <= 5e-5
 
 
+def test_guarded_silu_is_eagers_at_every_input():
+    """The TF32 and bf16 rungs' guarded SiLU (common.cuh silu_tf32, silu_bf16) rounds to eager's bits at all 2^32
+    float32 inputs (scripts/silu_exhaustive.cu raises otherwise); and a guard of 0 ulp, which trusts the fast form
+    everywhere, is caught (the check can fail)."""
+    report = fj.silu_exhaustive()
+    print(report)
+    assert "mismatches: tf32 0, bf16 0" in report
+    with pytest.raises(RuntimeError, match="FAIL"):
+        fj.silu_exhaustive(guard=0)
+
+
 @pytest.mark.parametrize("tf32", [True, False], ids=["tf32_on", "tf32_off"])
 def test_modelnew_keeps_eagers_numbers(tf32):
     """The contract: under either TF32 setting, max |ModelNew(x) - Model(x)| <= 1e-5 at the headline and <= 5e-5

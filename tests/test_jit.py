@@ -146,3 +146,8 @@ def test_precompiled_header_only_for_the_kernels_folders_shared_flags(monkeypatc
     assert not jit._pch_ready({**own, "extra_include_paths": [str(tmp_path)]}, tmp_path)
     monkeypatch.setenv("FUSED_PCH", "0")
     assert not jit._pch_ready(own, tmp_path)
+
+
+def test_silu_exhaustive_checker_compiles():
+    """The exhaustive check of common.cuh's guarded SiLU builds here too (it runs on the GPU: test_gpu.py)."""
+    assert fj.silu_exhaustive(run=False) == ""

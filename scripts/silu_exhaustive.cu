@@ -1,0 +1,100 @@
+// silu_exhaustive.cu: kernels/common.cuh's guarded SiLU (silu_tf32, silu_bf16) against eager's SiLU rounded the
+// same way (tc_tf32(silu(v)), __float2bfloat16_rn(silu(v))) at every one of the 2^32 float32 inputs, bit for bit.
+// Reports the mismatches (the guard is wrong if there is one: exit status 1), how often the guard falls back to
+// eager's formula per band of |v|, and the largest distance in ulp between silu_fast and silu per band (what
+// FUSED_SILU_GUARD must exceed). Built with the JIT's device flags (-O3, no fast math), as tests/test_gpu.py does:
+//   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/silu_exhaustive.cu -o /tmp/silu_ex
+//   /tmp/silu_ex
+#include "../kernels/common.cuh"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#define CK(x)                                                                               \
+  do {                                                                                      \
+    cudaError_t e_ = (x);                                                                   \
+    if (e_ != cudaSuccess) {                                                                \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                         \
+    }                                                                                       \
+  } while (0)
+
+constexpr int kBands = 6;  // |v| in [0, 1), [1, 2), [2, 4), [4, 8), [8, 16), the rest (inf, NaN included)
+struct Tally {
+  unsigned long long mismatch_tf32, mismatch_bf16, inputs[kBands], fallback_tf32[kBands], fallback_bf16[kBands];
+  unsigned int max_ulp[kBands];
+  unsigned int first_bad_tf32, first_bad_bf16;  // an input that mismatched (valid when the count is > 0)
+};
+
+__device__ int band_of(float v) {
+  const float a = fabsf(v);
+  if (!(a < 16.0f)) return 5;
+  return a < 1.0f ? 0 : a < 2.0f ? 1 : a < 4.0f ? 2 : a < 8.0f ? 3 : 4;
+}
+
+__global__ void exhaust(Tally* t) {
+  unsigned long long mt = 0, mb = 0, in[kBands] = {}, ft[kBands] = {}, fb[kBands] = {};
+  unsigned int mu[kBands] = {};
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
+       i < (1ull << 32); i += stride) {
+    const uint32_t bits = static_cast<uint32_t>(i);
+    const float v = __uint_as_float(bits);
+    const int b = band_of(v);
+    ++in[b];
+    const float ref = silu(v), f = silu_fast(v);
+    if (__float_as_uint(silu_tf32(v)) != tc_tf32(ref)) {
+      ++mt;
+      t->first_bad_tf32 = bits;
+    }
+    if (__bfloat16_as_ushort(silu_bf16(v)) != __bfloat16_as_ushort(__float2bfloat16_rn(ref))) {
+      ++mb;
+      t->first_bad_bf16 = bits;
+    }
+    ft[b] += !silu_guard_ok<13>(v, f);
+    fb[b] += !silu_guard_ok<16>(v, f);
+    if (b < 5) {  // finite: the distance between the two bit patterns (same sign: silu keeps v's sign or is 0)
+      const int d = static_cast<int>(__float_as_uint(f) & 0x7fffffffu) - static_cast<int>(__float_as_uint(ref) & 0x7fffffffu);
+      mu[b] = max(mu[b], static_cast<unsigned int>(abs(d)));
+    }
+  }
+  atomicAdd(&t->mismatch_tf32, mt);
+  atomicAdd(&t->mismatch_bf16, mb);
+  for (int b = 0; b < kBands; ++b) {
+    atomicAdd(&t->inputs[b], in[b]);
+    atomicAdd(&t->fallback_tf32[b], ft[b]);
+    atomicAdd(&t->fallback_bf16[b], fb[b]);
+    atomicMax(&t->max_ulp[b], mu[b]);
+  }
+}
+
+static float host_float(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+int main() {
+  Tally* d;
+  CK(cudaMalloc(&d, sizeof(Tally)));
+  CK(cudaMemset(d, 0, sizeof(Tally)));
+  exhaust<<<132 * 16, 256>>>(d);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  Tally t;
+  CK(cudaMemcpy(&t, d, sizeof(Tally), cudaMemcpyDeviceToHost));
+  const char* names[kBands] = {"[0,1)", "[1,2)", "[2,4)", "[4,8)", "[8,16)", ">=16,inf,nan"};
+  std::printf("FUSED_SILU=%d FUSED_SILU_GUARD=%d: all 2^32 float32 inputs\n", FUSED_SILU, FUSED_SILU_GUARD);
+  std::printf("%-14s %12s %16s %16s %22s\n", "|v| band", "inputs", "fallback tf32", "fallback bf16",
+              "max ulp |fast - silu|");
+  for (int b = 0; b < kBands; ++b)
+    std::printf("%-14s %12llu %15.5f%% %15.5f%% %22s\n", names[b], t.inputs[b],
+                100.0 * t.fallback_tf32[b] / t.inputs[b], 100.0 * t.fallback_bf16[b] / t.inputs[b],
+                b < 5 ? std::to_string(t.max_ulp[b]).c_str() : "-");
+  std::printf("mismatches: tf32 %llu, bf16 %llu\n", t.mismatch_tf32, t.mismatch_bf16);
+  if (t.mismatch_tf32) std::printf("  e.g. tf32 at v = %.9g (0x%08x)\n", host_float(t.first_bad_tf32), t.first_bad_tf32);
+  if (t.mismatch_bf16) std::printf("  e.g. bf16 at v = %.9g (0x%08x)\n", host_float(t.first_bad_bf16), t.first_bad_bf16);
+  std::printf("%s\n", t.mismatch_tf32 || t.mismatch_bf16 ? "FAIL" : "PASS: bit for bit at every input");
+  return t.mismatch_tf32 || t.mismatch_bf16 ? 1 : 0;
+}
