@@ -156,7 +156,7 @@ def silu_exhaustive(run: bool = True, guard: int | None = None) -> str:
     RuntimeError with the report if the build fails or any input's rounded value differs from eager's.
     `guard` overrides FUSED_SILU_GUARD (ulp)."""
     src = ROOT / "scripts" / "silu_exhaustive.cu"
-    arch = cuda_arch().replace(".", "")
+    arch = cuda_arch().replace(".", "").rstrip("a")  # "9.0" or "9.0a" -> sm_90a (the rungs' target)
     flags = ["-std=c++17", "-O3", f"-gencode=arch=compute_{arch}a,code=sm_{arch}a", f"-I{KERNELS_DIR}"]
     flags += [] if guard is None else [f"-DFUSED_SILU_GUARD={int(guard)}"]
     h = hashlib.sha256(repr(flags).encode() + src.read_bytes() + (KERNELS_DIR / "common.cuh").read_bytes()

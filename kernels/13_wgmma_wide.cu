@@ -147,11 +147,11 @@ __global__ void __launch_bounds__(kWideThreads, 1)
 #pragma unroll
           for (int j = 0; j < 4; ++j) acc[j] = fmaf(w, xrow[32 * j + k * dil], acc[j]);
         }
+      silu_rounded<13>(acc);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int tt = lane + 32 * j;
-        const float v = live ? silu_tf32(acc[j]) : 0.0f;
-        *reinterpret_cast<float*>(act + wg_swz<4>(tt, cc, kWideTT)) = v;
+        *reinterpret_cast<float*>(act + wg_swz<4>(tt, cc, kWideTT)) = live ? acc[j] : 0.0f;
       }
     }
     fence_proxy_async();  // the rounded W_pw and act -> visible to wgmma

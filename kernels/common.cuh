@@ -120,8 +120,8 @@ __device__ __forceinline__ float tc_round_tf32(float v) { return __uint_as_float
 // different sides of a rounding midpoint, which needs f within FUSED_SILU_GUARD ulp of one. So: f is kept
 // where |v| < 16 (the bound's range) and its dropped bits are more than FUSED_SILU_GUARD ulp from the midpoint
 // (3 integer instructions); there no tie is possible either, so ties-away rounding (two integer instructions:
-// f is finite; cvt.rna.tf32 would add an infinity test) or bf16's RNE of f equals RNE of silu(v). Elsewhere
-// (~33/8192 of uniform dropped bits; |v| >= 16, NaN, inf) it evaluates eager's formula. Proved by exhaustion, not by the bound: scripts/silu_exhaustive.cu runs all 2^32
+// f is finite) equals RNE of silu(v). Elsewhere (~33/8192 of uniform dropped bits; |v| >= 16, NaN, inf) it
+// evaluates eager's formula. Proved by exhaustion, not by the bound: scripts/silu_exhaustive.cu runs all 2^32
 // inputs against tc_tf32(silu(v)) and the bf16 rounding of silu(v) (a GPU test, which also shows that a guard of
 // 0 ulp fails). FUSED_SILU_GUARD=-1: eager's formula at every element (the form measured before the guard).
 #ifndef FUSED_SILU_GUARD
@@ -133,23 +133,36 @@ __device__ __forceinline__ bool silu_guard_ok(float v, float f) {
   constexpr uint32_t kGuard = FUSED_SILU_GUARD < 0 ? 0u : FUSED_SILU_GUARD;
   return fabsf(v) < 16.0f && ((__float_as_uint(f) + kHalf + kGuard) & kMask) > 2u * kGuard;
 }
-// tc_round_tf32(silu_act(v)), bit for bit.
-__device__ __forceinline__ float silu_tf32(float v) {
+// v[i] <- silu_act(v[i]) rounded (RNE) to tf32 (kDropped = 13: tc_round_tf32's value) or to bf16 (16: the value
+// of __float2bfloat16_rn, kept as a float), bit for bit, N values at a time: the fast form and the guard for
+// all N without a branch (a branch per value serialized them: rung 12 measured 13% slower that way), then
+// eager's formula for the refused ones, behind one rarely taken branch.
+template <int kDropped, int N>
+__device__ __forceinline__ void silu_rounded(float (&v)[N]) {
+  auto exact = [](float x) {
+    if constexpr (kDropped == 13) return tc_round_tf32(silu_act(x));
+    else return __bfloat162float(__float2bfloat16_rn(silu_act(x)));
+  };
   if constexpr (FUSED_SILU != 0 || FUSED_SILU_GUARD < 0) {
-    return tc_round_tf32(silu_act(v));
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = exact(v[i]);
   } else {
-    const float f = silu_fast(v);
-    if (silu_guard_ok<13>(v, f)) return __uint_as_float((__float_as_uint(f) + 0x1000u) & 0xffffe000u);
-    return tc_round_tf32(silu(v));
-  }
-}
-// __float2bfloat16_rn(silu_act(v)), bit for bit.
-__device__ __forceinline__ __nv_bfloat16 silu_bf16(float v) {
-  if constexpr (FUSED_SILU != 0 || FUSED_SILU_GUARD < 0) {
-    return __float2bfloat16_rn(silu_act(v));
-  } else {
-    const float f = silu_fast(v);
-    if (silu_guard_ok<16>(v, f)) return __float2bfloat16_rn(f);
-    return __float2bfloat16_rn(silu(v));
+    static_assert(N <= 32, "one refusal bit per value");
+    constexpr uint32_t kHalf = 1u << (kDropped - 1), kKeep = ~((1u << kDropped) - 1u);
+    float r[N];
+    uint32_t refused = 0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const float f = silu_fast(v[i]);
+      refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
+      r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
+    }
+    if (__builtin_expect(refused != 0, 0)) {
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+        if ((refused >> i) & 1u) r[i] = exact(v[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = r[i];
   }
 }

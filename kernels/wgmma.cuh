@@ -247,15 +247,8 @@ __device__ __forceinline__ void wg_load16(const H* p, float (&v)[8]) {
     }
   }
 }
-// The activation of one depthwise output as the GEMM takes it: split, fp32 (its big and small parts are cut at
-// the store); otherwise already rounded to the GEMM's element type (common.cuh's guarded SiLU: eager's bits).
-template <typename E, bool kSplit>
-__device__ __forceinline__ float wg_act(float acc) {
-  if constexpr (kSplit) return silu(acc);
-  else if constexpr (std::is_same_v<E, float>) return silu_tf32(acc);
-  else return __bfloat162float(silu_bf16(acc));
-}
-// One activation (wg_act's value) into act (and its small part, split only), in the GEMM's element type.
+// One activation into act, in the GEMM's element type: split, eager's fp32 SiLU cut into its big and small
+// parts here; otherwise a value already rounded to the element type (common.cuh's silu_rounded: eager's bits).
 template <typename E, bool kSplit>
 __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off, float v) {
   if constexpr (kSplit) {
@@ -265,7 +258,7 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
   } else if constexpr (std::is_same_v<E, float>) {
     *reinterpret_cast<float*>(p) = v;
   } else {
-    *reinterpret_cast<__nv_bfloat16*>(p) = __float2bfloat16_rn(v);  // exact: v is a bf16 value
+    *reinterpret_cast<uint16_t*>(p) = static_cast<uint16_t>(__float_as_uint(v) >> 16);  // v is a bf16 value
   }
 }
 
@@ -304,7 +297,8 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
 #pragma unroll
         for (int i = 0; i < G; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
 #pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = wg_act<E, kSplit>(acc[i]);
+      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu(acc[i]) : acc[i];
+      if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
     }
     const int tt0 = G * j - shift;
     auto put = [&](int tt, float val) {

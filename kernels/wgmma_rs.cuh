@@ -96,8 +96,9 @@ __host__ __device__ __forceinline__ int rs_part_rows(int C_in) {
 // Time steps between an x box's (16-byte aligned) first column and the tile's first tap: (-padding) mod 4.
 __host__ __device__ __forceinline__ int rs_shift(int padding) { return (4 - padding % 4) % 4; }
 
-// Depthwise + bias + SiLU of channel row xc (x slot row of the channel, at this thread's tile-local time
-// row) for rows r and r + 8, rounded to tf32: the two A registers of one channel. wc: the channel's table
+// Depthwise + bias of channel row xc (x slot row of the channel, at this thread's tile-local time row) for rows
+// r and r + 8, as bits: the two A registers of one channel before the SiLU and the tf32 rounding (the caller's
+// silu_rounded, over a whole chunk). wc: the channel's table
 // row (bias, w_0 ..). KC > 0: K at compile time (taps of the two rows that coincide are loaded once);
 // KC == 0: K at run time.
 template <int D, int KC>
@@ -127,8 +128,8 @@ __device__ __forceinline__ void rs_dw_pair(const float* xc, const float* wc, int
       acc1 = fmaf(wk, xc[8 + k * D], acc1);
     }
   }
-  lo = __float_as_uint(silu_tf32(acc0));
-  hi = __float_as_uint(silu_tf32(acc1));
+  lo = __float_as_uint(acc0);  // the depthwise outputs; the caller applies the SiLU to a whole chunk at once
+  hi = __float_as_uint(acc1);
 }
 
 // The kernel. Warpgroup wg of block blk takes tiles (blk * G + wg) + i * gridDim.x * G, G = p.groups
@@ -278,6 +279,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
         rs_dw_pair<D, KC>(x_lane + (8 * ks + 4) * p.XW, dw_lane + (8 * ks + 4) * kRsDwStride, p.K, a[q & 1][s][2],
                           a[q & 1][s][3]);
       }
+      if (!(FUSED_ABLATE & 1)) silu_rounded<13>(reinterpret_cast<float(&)[RS_CHUNK * 4]>(a[q & 1]));
       wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(d));
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll

@@ -1,5 +1,6 @@
-// silu_exhaustive.cu: kernels/common.cuh's guarded SiLU (silu_tf32, silu_bf16) against eager's SiLU rounded the
-// same way (tc_tf32(silu(v)), __float2bfloat16_rn(silu(v))) at every one of the 2^32 float32 inputs, bit for bit.
+// silu_exhaustive.cu: kernels/common.cuh's guarded SiLU (silu_rounded<13> for tf32, <16> for bf16, in batches of
+// 4 as the rungs call it) against eager's SiLU rounded the same way (tc_tf32(silu(v)), __float2bfloat16_rn(silu(v)))
+// at every one of the 2^32 float32 inputs, bit for bit.
 // Reports the mismatches (the guard is wrong if there is one: exit status 1), how often the guard falls back to
 // eager's formula per band of |v|, and the largest distance in ulp between silu_fast and silu per band (what
 // FUSED_SILU_GUARD must exceed). Built with the JIT's device flags (-O3, no fast math), as tests/test_gpu.py does:
@@ -37,26 +38,35 @@ __global__ void exhaust(Tally* t) {
   unsigned long long mt = 0, mb = 0, in[kBands] = {}, ft[kBands] = {}, fb[kBands] = {};
   unsigned int mu[kBands] = {};
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
-       i < (1ull << 32); i += stride) {
-    const uint32_t bits = static_cast<uint32_t>(i);
-    const float v = __uint_as_float(bits);
-    const int b = band_of(v);
-    ++in[b];
-    const float ref = silu(v), f = silu_fast(v);
-    if (__float_as_uint(silu_tf32(v)) != tc_tf32(ref)) {
-      ++mt;
-      t->first_bad_tf32 = bits;
-    }
-    if (__bfloat16_as_ushort(silu_bf16(v)) != __bfloat16_as_ushort(__float2bfloat16_rn(ref))) {
-      ++mb;
-      t->first_bad_bf16 = bits;
-    }
-    ft[b] += !silu_guard_ok<13>(v, f);
-    fb[b] += !silu_guard_ok<16>(v, f);
-    if (b < 5) {  // finite: the distance between the two bit patterns (same sign: silu keeps v's sign or is 0)
-      const int d = static_cast<int>(__float_as_uint(f) & 0x7fffffffu) - static_cast<int>(__float_as_uint(ref) & 0x7fffffffu);
-      mu[b] = max(mu[b], static_cast<unsigned int>(abs(d)));
+  for (unsigned long long i = 4 * (blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x);
+       i < (1ull << 32); i += 4 * stride) {  // four consecutive inputs per batch
+    float vt[4], vb[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) vt[j] = vb[j] = __uint_as_float(static_cast<uint32_t>(i + j));
+    silu_rounded<13>(vt);
+    silu_rounded<16>(vb);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const uint32_t bits = static_cast<uint32_t>(i + j);
+      const float v = __uint_as_float(bits);
+      const int b = band_of(v);
+      ++in[b];
+      const float ref = silu(v), f = silu_fast(v);
+      if (__float_as_uint(vt[j]) != tc_tf32(ref)) {
+        ++mt;
+        t->first_bad_tf32 = bits;
+      }
+      if (__float_as_uint(vb[j]) != static_cast<uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(ref))) << 16) {
+        ++mb;
+        t->first_bad_bf16 = bits;
+      }
+      ft[b] += !silu_guard_ok<13>(v, f);
+      fb[b] += !silu_guard_ok<16>(v, f);
+      if (b < 5) {  // finite: the distance between the two bit patterns (same sign: silu keeps v's sign or is 0)
+        const int d = static_cast<int>(__float_as_uint(f) & 0x7fffffffu) -
+                      static_cast<int>(__float_as_uint(ref) & 0x7fffffffu);
+        mu[b] = max(mu[b], static_cast<unsigned int>(abs(d)));
+      }
     }
   }
   atomicAdd(&t->mismatch_tf32, mt);
