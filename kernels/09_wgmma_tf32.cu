@@ -3,6 +3,9 @@
 //   both GEMM operands are rounded to TF32 round-to-nearest-even (common.cuh), so y matches eager's at the
 //   headline. It costs time against the tanh SiLU (FUSED_SILU=2, the form the history in docs/ladder.md was
 //   measured with); still the fastest rung with eager's numbers, hence ModelNew's default.
+//   Since 2026-12-02 the SiLU is common.cuh's guarded form (silu_rounded: the 5-instruction fast SiLU where its
+//   rounded value provably equals eager's, eager's formula elsewhere; all 2^32 inputs checked): same bits, one
+//   primed ab at the headline 25.1 -> 23.9 us (logs/2026-12-02_0618161_guarded_silu_batched.log).
 // Rung 9, Hopper wgmma + TMA (kernels/wgmma.cuh, shared with rungs 10-11): rung 5's math (TF32 tensor
 // cores, fp32 accumulation, W_pw and act rounded to tf32), but the pointwise GEMM is wgmma.mma_async (sm_90a)
 // instead of mma.sync, it runs under the next tile's depthwise instead of after it, and the x tiles arrive by TMA:

@@ -1,6 +1,8 @@
 // variant: accuracy=bf16 dtypes=bfloat16,float16 arch=9.0a
 // Numerics since 2026-12-01: eager's SiLU (FUSED_SILU=0) by default; FUSED_SILU=2 is the tanh form the
-//   history in docs/ladder.md was measured with.
+//   history in docs/ladder.md was measured with. Since 2026-12-02 eager's SiLU rounded to bf16 comes from
+//   common.cuh's guarded form (same bits, every input checked): ab at the headline 24.5 -> 22.4 us (bf16 I/O,
+//   logs/2026-12-02_0618161_guarded_silu_batched.log).
 // Rung 11, 16-bit I/O on wgmma: rung 09's Hopper kernel (wgmma.cuh) with bfloat16 or float16 x and y and
 // the GEMM in bf16 (m64nNk16, fp32 accumulation); rung 07's goal (half the bytes of fp32 I/O) on the
 // kernel that overlaps the GEMM with the depthwise:

@@ -43,6 +43,12 @@
 //   serializes the wgmmas (ptxas C7520).
 // Timing experiments: FUSED_ABLATE (1 depthwise, 2 MMA, 4 y stores, 8 x copies; scripts/ablate.py) and
 //   FUSED_TRACE=1 (scripts/trace_case.py; a trace "tile" is warpgroup g's n-th tile, g + RS_WARPGROUPS n).
+// The guarded SiLU (common.cuh silu_rounded) made this rung slower, per value 28.0 -> 31.6 us and in batches over
+// a chunk 28.4 -> 31.7 (ab, logs/2026-12-02_{3a08f8b,0618161}_guarded_silu_*; cause not found: the SASS keeps its
+// wgmma waits and spills nothing), so it evaluates eager's formula at every element unless a build asks otherwise.
+#ifndef FUSED_SILU_GUARD
+#define FUSED_SILU_GUARD -1
+#endif
 #include "wgmma_rs.cuh"
 
 const char* fused_unsupported(const FusedArgs& a) {
