@@ -211,3 +211,18 @@ else:
 # rung 9's 20.9 (results/logs/2026-11-30_15e7803_w_first_check_bench_trace.log); the table above is this
 # notebook's own run. Its header has the per-warpgroup timeline and what is left: the depthwise + MMA of a tile
 # still take ~3 us with both warpgroups busy, and the second tiles land only after the first ones' stores.
+
+# %% [markdown]
+# ## Eager's numbers at the fast SiLU's cost (2026-12-02)
+#
+# ModelNew must give eager's numbers, and under TF32 that means eager's activations: `x / (1 + exp(-x))` with the
+# accurate `expf` and an IEEE division, then rounded to TF32. That SiLU costs ~20 instructions against the fast
+# form's 5 (`ex2.approx`, `rcp.approx`). But the GEMM only ever sees the *rounded* activation, with 13 low bits
+# dropped, and the fast form lands within a few ulp of eager's value. So both round to the same TF32 number unless
+# one of them sits within a few ulp of a rounding midpoint. `common.cuh`'s `silu_rounded` takes the fast value
+# wherever its dropped bits are more than 16 ulp from the midpoint, and falls back to eager's formula for the
+# ~0.4% of values that are not. That is cheap to prove for a function of one float32: `fj.silu_exhaustive()` runs
+# all 2^32 inputs and finds 0 mismatches (a guard of 0 ulp finds 12281). Rung 9 went from 25.1 to 23.9 us at the
+# headline with the same bits, and rung 11 (bf16) from 24.5 to 22.4. Rung 12 got slower with it (28.4 to 31.7), so
+# it keeps eager's formula (results/logs/2026-12-02_0618161_guarded_silu_batched.log; docs/ladder.md). The table
+# above is from this notebook's own run, made before this change.
