@@ -159,8 +159,9 @@ def silu_exhaustive(run: bool = True, guard: int | None = None) -> str:
     arch = cuda_arch().replace(".", "").rstrip("a")  # "9.0" or "9.0a" -> sm_90a (the rungs' target)
     flags = ["-std=c++17", "-O3", f"-gencode=arch=compute_{arch}a,code=sm_{arch}a", f"-I{KERNELS_DIR}"]
     flags += [] if guard is None else [f"-DFUSED_SILU_GUARD={int(guard)}"]
-    h = hashlib.sha256(repr(flags).encode() + src.read_bytes() + (KERNELS_DIR / "common.cuh").read_bytes()
-                       + (KERNELS_DIR / "fused_args.h").read_bytes())
+    h = hashlib.sha256(repr(flags).encode())
+    for f in (src, src.with_name("standalone_check.cuh"), KERNELS_DIR / "common.cuh", KERNELS_DIR / "fused_args.h"):
+        h.update(f.read_bytes())  # what the harness includes: an edit rebuilds it
     exe = build_root() / f"silu_exhaustive_{h.hexdigest()[:16]}"
     if not exe.exists():
         tmp = exe.with_name(exe.name + f".{os.getpid()}.tmp")  # written whole, then renamed: never half a binary

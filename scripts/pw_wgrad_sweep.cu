@@ -14,14 +14,7 @@
 #include <random>
 #include <vector>
 
-#define CK(x)                                                                               \
-  do {                                                                                      \
-    cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
+#include "standalone_check.cuh"  // CK
 
 // float64 reference: one thread per (o, c) (c == C: db_pw[o])
 __global__ void reference(const float* act, const float* gy, double* out, int64_t B, int C, int C_out, int T) {

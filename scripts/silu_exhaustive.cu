@@ -12,14 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#define CK(x)                                                                               \
-  do {                                                                                      \
-    cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                         \
-    }                                                                                       \
-  } while (0)
+#include "standalone_check.cuh"  // CK
 
 constexpr int kBands = 6;  // |v| in [0, 1), [1, 2), [2, 4), [4, 8), [8, 16), the rest (inf, NaN included)
 struct Tally {
