@@ -164,10 +164,13 @@ def silu_exhaustive(run: bool = True, guard: int | None = None) -> str:
         h.update(f.read_bytes())  # what the harness includes: an edit rebuilds it
     exe = build_root() / f"silu_exhaustive_{h.hexdigest()[:16]}"
     if not exe.exists():
+        if cuda_home() is None:
+            raise RuntimeError("silu_exhaustive needs nvcc: no CUDA toolkit found (set CUDA_HOME)")
         tmp = exe.with_name(exe.name + f".{os.getpid()}.tmp")  # written whole, then renamed: never half a binary
         r = subprocess.run([str(Path(cuda_home()) / "bin" / "nvcc"), *flags, str(src), "-o", str(tmp)],
                            capture_output=True, text=True)
         if r.returncode != 0:
+            tmp.unlink(missing_ok=True)
             raise RuntimeError(f"nvcc failed on {src}:\n{r.stdout}{r.stderr}")
         os.replace(tmp, exe)
     if not run:
