@@ -12,9 +12,10 @@
 // Per chunk every thread (a) rounds its share of the landed W_pw box to TF32 in place (round-to-nearest-even,
 // as cuDNN rounds it: a TMA copy cannot round, and wgmma alone would truncate), (b) computes its share of the
 // chunk's activations (32 channels x 128 steps: eager's depthwise from the bias with taps in order, eager's
-// SiLU rounded to TF32 RNE by common.cuh's guarded form, same bits) into one of two act buffers; then one barrier, and the warpgroups issue the chunk's 4 wgmmas
-// asynchronously: they run under the next chunk's rounding and depthwise. After the last chunk: bias + y from
-// the accumulators. Nothing but x and y touches HBM (W_pw and the x of the other C_out tiles are L2 hits).
+// SiLU rounded to TF32 RNE by common.cuh's guarded form, same bits) into one of two act buffers; then one
+// barrier, and the warpgroups issue the chunk's 4 wgmmas asynchronously: they run under the next chunk's rounding and
+// depthwise. After the last chunk: bias + y from the accumulators. Nothing but x and y touches HBM (W_pw and the x of
+// the other C_out tiles are L2 hits).
 //
 // Prediction (H200, 4.27 TB/s copy, TF32 wgmma ~3.7 TFLOP/s per SM): per chunk and block, 32 KB of W_pw from
 // L2 + ~18 KB of x, 2.1 MFLOP of wgmma (~0.55 us), 4096 depthwise outputs on 512 threads (~0.6 us), all

@@ -115,12 +115,13 @@ __device__ __forceinline__ float tc_round_tf32(float v) { return __uint_as_float
 
 // Eager's SiLU rounded to the GEMM's operand type, bit for bit, at about half the instructions. The TF32 and
 // bf16 rungs use an activation only rounded (13 or 16 low bits dropped), so they need eager's rounded value,
-// not eager's fp32 one. silu_fast (5 instructions) is within a few ulp of silu (expf + IEEE division, ~20
-// with the rounding's 5); rounding f = silu_fast(v) gives eager's rounded value unless silu(v) and f lie on
-// different sides of a rounding midpoint, which needs f within FUSED_SILU_GUARD ulp of one. So: f is kept
-// where |v| < 16 (the bound's range) and its dropped bits are more than FUSED_SILU_GUARD ulp from the midpoint
-// (3 integer instructions); there no tie is possible either, so ties-away rounding (two integer instructions:
-// f is finite) equals RNE of silu(v). Elsewhere (~33/8192 of uniform dropped bits; |v| >= 16, NaN, inf) it
+// not eager's fp32 one. silu_fast (5 instructions) is within 17 ulp of silu at |v| < 16 (4 at |v| < 1; expf +
+// IEEE division: 18 instructions, plus 6 for tc_tf32's rounding; SASS in logs/2026-12-02_a0642d6_silu_sass.txt,
+// distances in logs/2026-12-02_0618161_guarded_silu_batched.log); rounding f = silu_fast(v) gives eager's rounded
+// value unless silu(v) and f lie on different sides of a rounding midpoint, which needs f close to one. So: f is
+// kept where |v| < 16 and its dropped bits are more than FUSED_SILU_GUARD ulp from the midpoint (4 instructions
+// with the |v| test); there no tie is possible either, so ties-away rounding (2 integer instructions: f is
+// finite) equals RNE of silu(v). Elsewhere (~33/8192 of uniform dropped bits; |v| >= 16, NaN, inf) it
 // evaluates eager's formula. Proved by exhaustion, not by the bound: scripts/silu_exhaustive.cu runs all 2^32
 // inputs against tc_tf32(silu(v)) and the bf16 rounding of silu(v) (a GPU test, which also shows that a guard of
 // 0 ulp fails). FUSED_SILU_GUARD=-1: eager's formula at every element (the form measured before the guard).

@@ -216,8 +216,8 @@ else:
 # ## Eager's numbers at the fast SiLU's cost (2026-12-02)
 #
 # ModelNew must give eager's numbers, and under TF32 that means eager's activations: `x / (1 + exp(-x))` with the
-# accurate `expf` and an IEEE division, then rounded to TF32. That SiLU costs ~20 instructions against the fast
-# form's 5 (`ex2.approx`, `rcp.approx`). But the GEMM only ever sees the *rounded* activation, with 13 low bits
+# accurate `expf` and an IEEE division, then rounded to TF32: 24 SASS instructions against the fast form's 5
+# (`ex2.approx`, `rcp.approx`; results/logs/2026-12-02_a0642d6_silu_sass.txt). But the GEMM only ever sees the *rounded* activation, with 13 low bits
 # dropped, and the fast form lands within a few ulp of eager's value. So both round to the same TF32 number unless
 # one of them sits within a few ulp of a rounding midpoint. `common.cuh`'s `silu_rounded` takes the fast value
 # wherever its dropped bits are more than 16 ulp from the midpoint, and falls back to eager's formula for the

@@ -3,7 +3,7 @@
 // at every one of the 2^32 float32 inputs, bit for bit.
 // Reports the mismatches (the guard is wrong if there is one: exit status 1), how often the guard falls back to
 // eager's formula per band of |v|, and the largest distance in ulp between silu_fast and silu per band (what
-// FUSED_SILU_GUARD must exceed). Built with the JIT's device flags (-O3, no fast math), as tests/test_gpu.py does:
+// FUSED_SILU_GUARD is weighed against: the exhaustive comparison, not this distance, decides). Built with the JIT's device flags (-O3, no fast math), as tests/test_gpu.py does:
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/silu_exhaustive.cu -o /tmp/silu_ex
 //   /tmp/silu_ex
 #include "../kernels/common.cuh"
@@ -96,8 +96,11 @@ int main() {
                 100.0 * t.fallback_tf32[b] / t.inputs[b], 100.0 * t.fallback_bf16[b] / t.inputs[b],
                 b < 5 ? std::to_string(t.max_ulp[b]).c_str() : "-");
   std::printf("mismatches: tf32 %llu, bf16 %llu\n", t.mismatch_tf32, t.mismatch_bf16);
-  if (t.mismatch_tf32) std::printf("  e.g. tf32 at v = %.9g (0x%08x)\n", host_float(t.first_bad_tf32), t.first_bad_tf32);
-  if (t.mismatch_bf16) std::printf("  e.g. bf16 at v = %.9g (0x%08x)\n", host_float(t.first_bad_bf16), t.first_bad_bf16);
+  const auto example = [](const char* kind, uint32_t bits) {
+    std::printf("  e.g. %s at v = %.9g (0x%08x)\n", kind, host_float(bits), bits);
+  };
+  if (t.mismatch_tf32) example("tf32", t.first_bad_tf32);
+  if (t.mismatch_bf16) example("bf16", t.first_bad_bf16);
   std::printf("%s\n", t.mismatch_tf32 || t.mismatch_bf16 ? "FAIL" : "PASS: bit for bit at every input");
   return t.mismatch_tf32 || t.mismatch_bf16 ? 1 : 0;
 }

@@ -61,7 +61,7 @@ def test_modelnew_routes_what_a_rung_cannot_run():
 
 
 def test_guarded_silu_is_eagers_at_every_input():
-    """The TF32 and bf16 rungs' guarded SiLU (common.cuh silu_tf32, silu_bf16) rounds to eager's bits at all 2^32
+    """The TF32 and bf16 rungs' guarded SiLU (common.cuh silu_rounded<13>, <16>) rounds to eager's bits at all 2^32
     float32 inputs (scripts/silu_exhaustive.cu raises otherwise); and a guard of 0 ulp, which trusts the fast form
     everywhere, is caught (the check can fail)."""
     report = fj.silu_exhaustive()
@@ -239,8 +239,8 @@ def _poison_allocator(*numels):
 def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants, backward):
     """The backward kernels (dw_silu_backward.cu; with backward="fused", dw_silu_backward_tc.cu where it takes the
     shape: rung5_tc; with backward="wgrad_kernel", the 1x1 conv's weight gradient by pw_weight_grad.cu where
-    C, C_out >= 32 and cuDNN's is TF32: rung5_tc, rung3_then_rung6) into NaN-poisoned memory: every gradient asked for arrives, finite and within float32
-    summation order of eager's; one not asked for stays None. Frozen parts take the kernels' other paths (no dx, no
+    C, C_out >= 32 and cuDNN's is TF32: rung5_tc, rung3_then_rung6) into NaN-poisoned memory: every gradient asked
+    for arrives, finite and within float32 summation order of eager's; one not asked for stays None. Frozen parts take the kernels' other paths (no dx, no
     activations written, or the activations recomputed alone: pw_only)."""
     model, x = fj.make_case(shape, torch.float32, "cuda", seed=11)
     new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"],
