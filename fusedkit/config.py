@@ -19,7 +19,7 @@ RESULTS_CSV = Path(os.environ.get("FUSED_RESULTS", ROOT / "results" / "timings.c
 LAUNCHER = "launcher.cpp"
 # the depthwise half of the backward (rungs 3-4, and rung 5 with the 1x1 conv's data gradient), built beside every
 # CUDA variant
-BACKWARD_KERNELS = ("dw_silu_backward.cu", "dw_silu_backward_tc.cu", "pw_weight_grad.cu")
+BACKWARD_KERNELS = ("dw_silu_backward.cu", "dw_silu_backward_tc.cu", "pw_weight_grad.cu", "pw_weight_grad_wgmma.cu")
 
 
 # Headline shape (KernelBench style).

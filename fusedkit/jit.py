@@ -130,6 +130,9 @@ def build_plan(v: Variant, defines: dict | None):
     preamble = f'#line 1 "<fused_jit defines for {v.name}>"\n#define FUSED_VARIANT "{v.name}"\n'
     # CUDA builds link the depthwise half of the backward (kernels/dw_silu_backward.cu; eager_autograd.h uses it)
     preamble += "#define FUSED_CUDA 1\n#define DWSEP_BACKWARD_KERNEL 1\n" if v.device == "cuda" else ""
+    arch = (v.arch or cuda_arch()) if v.device == "cuda" else "-"
+    # sm_90a builds (the wgmma rungs') also hold backward rung 7 (kernels/pw_weight_grad_wgmma.cu: wgmma + TMA)
+    preamble += "#define FUSED_SM90A 1\n" if arch == "9.0a" else ""
     preamble += "".join(f"#define {k} {val}\n" for k, val in sorted((defines or {}).items()))
 
     def with_line(path: Path) -> str:  # compiler messages name kernels/<file>:<line>, not the build copy
@@ -144,7 +147,6 @@ def build_plan(v: Variant, defines: dict | None):
     cflags = list(HOST_CFLAGS)  # one set for every build, so one precompiled torch header serves them all
     cuda_flags = ["-O3", "-lineinfo", "-std=c++17"]
     ldflags = ["-fopenmp"]
-    arch = (v.arch or cuda_arch()) if v.device == "cuda" else "-"
     h = hashlib.sha256()
     files = _with_headers(v.path, kdir) + _with_headers(launcher, kdir) + (
         [f for b in backward for f in _with_headers(b, kdir)] if v.device == "cuda" else [])
@@ -346,11 +348,13 @@ def general_kernel(kernels_dir: Path | None = None):
     kdir = Path(kernels_dir) if kernels_dir is not None else config.KERNELS_DIR
     cpp, cu, bw = kdir / "general.cpp", kdir / "dw_silu.cu", backward_sources(kdir)
     arch = cuda_arch()
+    arch = "9.0a" if arch == "9.0" else arch  # on sm_90 the backward's rung 7 (wgmma + TMA) builds in too
+    sm90a = "#define FUSED_SM90A 1\n" if arch == "9.0a" else ""
     files = _with_headers(cpp, kdir) + _with_headers(cu, kdir) + [f for b in bw for f in _with_headers(b, kdir)]
     h = hashlib.sha256(repr(([f.name for f in files], [f.read_bytes() for f in files], arch, torch.__version__,
                              torch.version.cuda, sys.version_info[:2])).encode())
     kwargs = dict(cpp_sources=f'#define DWSEP_BACKWARD_KERNEL 1\n#line 1 "{cpp}"\n' + cpp.read_text(),
-                  cuda_sources="\n".join(f'#line 1 "{f}"\n' + f.read_text() for f in [cu, *bw]),
+                  cuda_sources=sm90a + "\n".join(f'#line 1 "{f}"\n' + f.read_text() for f in [cu, *bw]),
                   extra_cflags=list(HOST_CFLAGS), extra_ldflags=["-fopenmp"],
                   extra_cuda_cflags=["-O3", "-lineinfo"], extra_include_paths=[str(kdir)], with_cuda=True,
                   no_implicit_headers=True)

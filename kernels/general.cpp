@@ -80,6 +80,30 @@ torch::Tensor general_forward_train(torch::Tensor x, torch::Tensor w_dw, c10::op
   return dwsep::DwSepFunction<GeneralForward>::apply(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, backward);
 }
 
+// The 1x1 conv's weight and bias gradients from gy (B, C_out, T) and act (B, C, T) by the backward's own kernel
+// (rung 7 where pw_wgrad_tma_fits, else rung 6; pw_wgrad_args.h), then backward_finish: (dW_pw (C_out, C, 1),
+// db_pw (C_out), the rung that ran). For checking the kernels alone (tests/test_gpu.py); the backward calls them
+// through eager_autograd.h.
+std::tuple<torch::Tensor, torch::Tensor, int64_t> pw_weight_grad(torch::Tensor gy, torch::Tensor act) {
+  TORCH_CHECK(gy.is_cuda() && act.is_cuda() && gy.dim() == 3 && act.dim() == 3 && gy.size(0) == act.size(0) &&
+                  gy.size(2) == act.size(2) && gy.scalar_type() == torch::kFloat &&
+                  act.scalar_type() == torch::kFloat,
+              "pw_weight_grad: gy (B, C_out, T) and act (B, C, T) must be float32 CUDA tensors of one B and T; got ",
+              shape_of(gy), " and ", shape_of(act));
+  const c10::cuda::CUDAGuard guard(gy.device());
+  const torch::Tensor g = gy.contiguous(), a = act.contiguous();
+  PwWgradArgs args{};
+  args.act = a.data_ptr<float>();
+  args.gy = args.partial_w = g.data_ptr<float>();
+  args.B = a.size(0); args.C = a.size(1); args.C_out = g.size(1); args.T = a.size(2);
+  TORCH_CHECK(pw_wgrad_fits(args), "pw_weight_grad: outside the kernels' limits (T % 4 == 0, 32 <= C, C_out <= "
+              "128, sm_80+); got gy ", shape_of(gy), ", act ", shape_of(act));
+  const int64_t rung = pw_wgrad_tma_fits(args) ? 7 : 6;
+  const dwsep::PwKernelPartials p = dwsep::pw_kernel_wgrad(g, a, true);
+  dwsep::finish_sums(nullptr, p, a.size(1), 1);
+  return {p.dw_pw, p.db_pw, rung};
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "the general path: silu(dw(x)) with eager's numerics (dw_silu.cu) + PyTorch's 1x1 conv";
   m.def("dw_silu", &dw_silu, "act = silu(dw(x)) in x's dtype, eager's bits", py::arg("x"), py::arg("w_dw"),
@@ -90,4 +114,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "forward with autograd; backward 0: eager's ops, 1: dw_silu_backward.cu for the depthwise half",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
         py::arg("padding"), py::arg("backward") = 0);
+  m.def("pw_weight_grad", &pw_weight_grad, "(dW_pw, db_pw, rung) from gy and act by backward rung 7 or 6",
+        py::arg("gy"), py::arg("act"));
 }

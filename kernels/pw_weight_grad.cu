@@ -234,6 +234,7 @@ void pw_wgrad(const PwWgradArgs& a, void* stream) {
   if (!pw_wgrad_fits(a)) throw std::runtime_error("pw_wgrad: shape outside the kernel's limits (pw_wgrad_fits)");
   const int64_t G = pw_wgrad_blocks(a);
   if (G < 1) return;
+  if (pw_wgrad_tma_fits(a)) return pw_wgrad_tma(a, G, stream);
   const cudaError_t err = pwwg::launch_ldg<pwwg::kKC>(a, G, static_cast<cudaStream_t>(stream));
   if (err != cudaSuccess) throw std::runtime_error(std::string("pw_wgrad: launch failed: ") + cudaGetErrorString(err));
 }

@@ -21,5 +21,11 @@ struct PwWgradArgs {
 bool pw_wgrad_fits(const PwWgradArgs& a);
 // G, the launch's blocks (the partials' count): one per SM at most, never more than the (b, chunk) pairs.
 int64_t pw_wgrad_blocks(const PwWgradArgs& a);
-// The launch on `stream` (a cudaStream_t); throws std::runtime_error where pw_wgrad_fits is false.
+// The launch on `stream` (a cudaStream_t): rung 7 where pw_wgrad_tma_fits, else rung 6; throws
+// std::runtime_error where pw_wgrad_fits is false.
 void pw_wgrad(const PwWgradArgs& a, void* stream);
+
+// Rung 7 (pw_weight_grad_wgmma.cu, TMA + wgmma): whether it takes these args (built for sm_90a, an sm_90 GPU,
+// pw_wgrad_fits' shapes), and its launch with G blocks (pw_wgrad_blocks). pw_wgrad runs it where it fits.
+bool pw_wgrad_tma_fits(const PwWgradArgs& a);
+void pw_wgrad_tma(const PwWgradArgs& a, int64_t G, void* stream);

@@ -14,8 +14,7 @@
 #pragma once
 #include "tc_tile.cuh"
 #include "mbarrier.cuh"
-
-#include <cudaTypedefs.h>  // CUtensorMap, PFN_cuTensorMapEncodeTiled (fetched through the runtime: no -lcuda)
+#include "wgmma_ops.cuh"  // wgmma, descriptors, the swizzled layout, TMA loads, the tensor-map encoder
 
 #ifndef TILE_T
 #define TILE_T 64
@@ -97,80 +96,6 @@ static_assert(TILE_T % 8 == 0, "TILE_T must be a multiple of 8");
 template <typename T>
 using WgElem = std::conditional_t<std::is_same_v<T, float>, float, __nv_bfloat16>;
 
-// ---- wgmma (sm_90a) ----
-// D (64 x N, fp32, registers) (+)= A (64 x k, W_pw rows, smem) * B (k x N, act, smem), k = 32 bytes of K;
-// both operands K-major, described by 64-bit shared-memory descriptors. D layout per warp w of the
-// warpgroup: rows 16w + lane/4 (+8), columns 8j + 2*(lane%4) (+1) in d[4j + {0,1,2,3}]: the mma.m16n8
-// C fragment order, so tc_warp_store writes it. (tf32 takes no transpose operands; bf16 takes 0, 0.)
-#define WG_R4 "%0, %1, %2, %3"
-#define WG_R8 WG_R4 ", %4, %5, %6, %7"
-#define WG_R16 WG_R8 ", %8, %9, %10, %11, %12, %13, %14, %15"
-#define WG_R32 WG_R16 ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define WG_D4(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-#define WG_D8(d) WG_D4(d), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-#define WG_D16(d) WG_D8(d), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), \
-                  "+f"(d[15])
-#define WG_D32(d) WG_D16(d), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), \
-                  "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),  \
-                  "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-// One wgmma: R accumulators %0 .. %R-1, descriptors %NA (W_pw) and %NB (act), accumulate flag %NP.
-#define WG_MMA(INSTR, TAIL, R, NA, NB, NP)                                                               \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #NP ", 0;\n" INSTR " {" WG_R##R "}, %" #NA ", %" #NB \
-               ", p, 1, 1" TAIL ";\n}\n"                                                                   \
-               : WG_D##R(d)                                                                               \
-               : "l"(a), "l"(b), "r"(accumulate))
-// Wgmma<N, float> (m64nNk8 tf32) and Wgmma<N, bf16> (m64nNk16) for one N, with R = N / 2 accumulators.
-#define WG_DEFINE(N, R, NA, NB, NP)                                                                         \
-  template <>                                                                                               \
-  struct Wgmma<N, float> {                                                                                  \
-    static __device__ __forceinline__ void mma(float (&d)[R], uint64_t a, uint64_t b, int accumulate) {     \
-      WG_MMA("wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32", "", R, NA, NB, NP);               \
-    }                                                                                                       \
-  };                                                                                                        \
-  template <>                                                                                               \
-  struct Wgmma<N, __nv_bfloat16> {                                                                          \
-    static __device__ __forceinline__ void mma(float (&d)[R], uint64_t a, uint64_t b, int accumulate) {     \
-      WG_MMA("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16", ", 0, 0", R, NA, NB, NP);        \
-    }                                                                                                       \
-  };
-template <int N, typename E>
-struct Wgmma;
-WG_DEFINE(8, 4, 4, 5, 6)
-WG_DEFINE(16, 8, 8, 9, 10)
-WG_DEFINE(32, 16, 16, 17, 18)
-WG_DEFINE(64, 32, 32, 33, 34)
-
-// Shared-memory matrix descriptor of a K-major operand in the 128-byte swizzled layout: start address,
-// leading byte offset unused (1), stride byte offset 1024 B (between 8-row groups), swizzle mode 1 (128 B).
-__device__ __forceinline__ uint64_t wg_desc(uint32_t smem_addr) {
-  return static_cast<uint64_t>((smem_addr & 0x3FFFF) >> 4) | (1ull << 16) | (static_cast<uint64_t>(1024 >> 4) << 32) |
-         (1ull << 62);
-}
-// Byte offset of element (row, k) of a K-major operand of ES-byte elements with `rows` rows, 128-byte
-// swizzle: K in atoms of 128 / ES elements (one 128-byte row each); an atom is `rows` rows of 128 B; the
-// 16-byte chunk index is XORed with row % 8. Atoms start 1024-byte aligned, as the hardware's swizzle assumes.
-template <int ES>
-__host__ __device__ __forceinline__ uint32_t wg_swz(int row, int k, int rows) {
-  constexpr int kAtomK = 128 / ES;
-  const int kb = (k % kAtomK) * ES;  // byte within the 128-byte row
-  return static_cast<uint32_t>((k / kAtomK) * rows * 128 + row * 128 + (((kb >> 4) ^ (row & 7)) << 4) + (kb & 15));
-}
-// Pin the accumulators around the asynchronous MMA, so the compiler neither reads nor moves them while
-// the tensor cores own them.
-template <int A, int R>
-__device__ __forceinline__ void wg_fence_regs(float (&d)[A][R]) {
-#pragma unroll
-  for (int c = 0; c < A; ++c)
-#pragma unroll
-    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[c][i])::"memory");
-}
-template <int N>
-__device__ __forceinline__ void wg_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// Generic-proxy smem writes (st.shared) -> visible to the async proxy (wgmma operand reads, TMA writes).
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
 // Issue this warpgroup's GEMM for one tile, all in one commit group (fully unrolled: a run-time trip count
 // made ptxas insert warpgroup waits). w_addr: smem address of the warpgroup's first W row (K atom 0);
 // act_addr: of its first act row, atoms TT rows apart. One accumulator d[0] = W * act; for the split
@@ -201,29 +126,6 @@ __device__ __forceinline__ void wg_gemm_issue(float (&d)[A][N / 2], uint32_t w_a
   }
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   wg_fence_regs(d);
-}
-
-// ---- TMA (cp.async.bulk.tensor) for the x tiles ----
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-// Arm mbarrier `bar` for one phase: this thread's arrival plus `bytes` of transactions still to land.
-__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
-}
-// One 3-D box of x (t from c0, channels from c1, batch c2; zeros outside the tensor) -> smem, completing
-// `bytes` on `bar`.
-__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
-      ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
-      : "memory");
-}
-
-// Prefetch the same box into L2 only (no smem, no mbarrier).
-__device__ __forceinline__ void tma_prefetch_3d(const CUtensorMap* map, int c0, int c1, int c2) {
-  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n"
-               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2) : "memory");
 }
 
 // ---- depthwise ----
@@ -753,37 +655,15 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
 
 // Host: a TMA descriptor of x, a (B, C, L) tensor of T, as 3-D (L, C, B), box (box_l, box_c or C, 1), no
 // swizzle, zeros outside.
-// Host: the driver's cuTensorMapEncodeTiled, fetched once through the runtime (no -lcuda).
-inline PFN_cuTensorMapEncodeTiled_v12000 wg_encode_fn() {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess || found != cudaDriverEntryPointSuccess)
-      fn = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  if (!encode) throw std::runtime_error("wgmma variant: the driver has no cuTensorMapEncodeTiled");
-  return encode;
-}
-
 template <typename T>
 CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l, int box_c = 0) {
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = wg_encode_fn();
   const CUtensorMapDataType type = std::is_same_v<T, float>           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                    : std::is_same_v<T, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  CUtensorMap map;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(L), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * sizeof(T), static_cast<cuuint64_t>(C * L) * sizeof(T)};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_l), static_cast<cuuint32_t>(box_c > 0 ? box_c : C), 1};
-  const cuuint32_t elem_strides[3] = {1, 1, 1};
-  const CUresult r = encode(&map, type, 3, const_cast<void*>(base), dims, strides, box, elem_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw std::runtime_error("wgmma variant: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(r));
-  return map;
+  return tma_map_3d(base, type, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
 }
 
 // Host: the whole refusal of one configuration (nullptr = this variant computes `a`).

@@ -269,6 +269,39 @@ def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants,
         assert fj.max_diff(got, eager) <= 1e-4 * float(eager.abs().max()), (name, fj.max_diff(got, eager))
 
 
+def _tf32_rne(t: torch.Tensor) -> torch.Tensor:
+    """float32 -> TF32 by round to nearest even (finite inputs), kept as float32: the weight gradient's operands."""
+    u = t.contiguous().view(torch.int32).to(torch.int64)
+    r = ((u + 0xFFF + ((u >> 13) & 1)) & ~0x1FFF) & 0xFFFFFFFF
+    return r.where(r < 2 ** 31, r - 2 ** 32).to(torch.int32).view(torch.float32)
+
+
+@pytest.mark.parametrize("B,C,C_out,T", [(16, 128, 128, 2048), (3, 40, 100, 1000), (2, 128, 72, 68),
+                                         (1, 33, 128, 4100), (5, 97, 35, 36), (1, 32, 32, 4)],
+                         ids=["headline", "C_out_wider", "one_chunk_per_block", "odd_C_many_chunks",
+                              "odd_both_short", "fewest"])
+def test_pw_weight_grad_kernel_against_float64(B, C, C_out, T):
+    """The backward's own 1x1-conv weight gradient alone (rung 7 on an sm_90 GPU: TMA boxes + wgmma; rung 6
+    elsewhere), into NaN-poisoned memory, on fresh random gy and act: dW_pw within float32 summation error of
+    float64 sums of its operands rounded to TF32 as cuDNN rounds them (a truncating or unrounded operand would be
+    ~1e-4 off), db_pw within float32 summation error of gy's float64 row sums."""
+    torch.manual_seed(B * 1000 + C)
+    gy = torch.randn(B, C_out, T, device="cuda")
+    act = torch.randn(B, C, T, device="cuda")
+    ref_w = torch.einsum("bot,bct->oc", _tf32_rne(gy).double(), _tf32_rne(act).double())
+    ref_b = gy.double().sum((0, 2))
+    _poison_allocator(C_out * C, C_out, 132 * C_out * C, 132 * C_out)
+    fj.smem_poisoner().poison_smem()
+    dw, db, rung = fj.general_kernel().pw_weight_grad(gy, act)
+    torch.cuda.synchronize()
+    assert rung == (7 if torch.cuda.get_device_capability() == (9, 0) else 6)
+    assert dw.shape == (C_out, C, 1) and db.shape == (C_out,)
+    scale = float(ref_w.abs().max())
+    assert fj.max_diff(dw[:, :, 0], ref_w) <= 2e-6 * scale * max(1.0, (B * T / 4096) ** 0.5), \
+        (fj.max_diff(dw[:, :, 0], ref_w), scale)
+    assert fj.max_diff(db, ref_b) <= 1e-5 * float(ref_b.abs().max()) + 1e-4, fj.max_diff(db, ref_b)
+
+
 @pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel"])
 def test_kernel_backward_is_strict_with_tf32_off_on_gpu(backward):
     """With torch.backends.cudnn.allow_tf32 off, eager's backward is float32 throughout; so is ModelNew's: no TF32
