@@ -50,24 +50,6 @@ constexpr int kWideBK = 32;        // channels per chunk: one 128-byte row of fp
 constexpr uint32_t kWideWBytes = kWideBM * 128;   // one W_pw stage (32 KB, 1024-byte aligned)
 constexpr uint32_t kWideActBytes = kWideTT * 128;  // one act buffer (16 KB)
 
-// m64n128k8 tf32: 64 accumulators per thread.
-#define WG_R64 WG_R32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, " \
-  "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define WG_D64(d) WG_D32(d), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),       \
-  "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]),         \
-  "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),         \
-  "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),         \
-  "+f"(d[62]), "+f"(d[63])
-WG_DEFINE(128, 64, 64, 65, 66)
-
-// One 2-D box (c0 along the inner dimension, c1 along the outer) -> smem, completing its bytes on `bar`.
-__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-      ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar))
-      : "memory");
-}
-
 // The block's tile: C_out tile m (fastest, so the blocks sharing an x window run together and find it in L2),
 // then time tile, then batch row.
 struct WideTile {
