@@ -32,10 +32,20 @@
 #include "dw_backward_args.h"
 #include "pw_wgrad_args.h"
 
+#ifndef PW_TMA_STAGES
+#define PW_TMA_STAGES 6  // chunks in flight or in use per block (7 is the most that fits in 227 KB)
+#endif
+#ifndef PW_TMA_ORDER
+#define PW_TMA_ORDER 0  // 0: block j owns a contiguous range of chunks; 1: chunks j, j + G, j + 2G, ...
+#endif
+#ifndef PW_TMA_ABLATE
+#define PW_TMA_ABLATE 0  // a timing experiment (scripts/pw_wgrad_ab.py), bits: 1 no rounding, 2 no wgmma (then wrong)
+#endif
+
 namespace pwtma {
 
 constexpr int kKC = 32;                                   // steps per chunk: one 128-byte row of fp32
-constexpr int kStages = 6;                                // chunks in flight or in use per block
+constexpr int kStages = PW_TMA_STAGES;                    // chunks in flight or in use per block
 constexpr int kThreads = 256;                             // two warpgroups: dW_pw rows 0-63 and 64-127
 constexpr int kRows = 128;                                // rows per box (C and C_out zero-padded to 128)
 constexpr uint32_t kTileBytes = kRows * kKC * 4;          // one operand's box: 16 KB
@@ -64,10 +74,15 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = tid >> 7;
   const int tiles = (T + kKC - 1) / kKC;
   const int64_t chunks = B * tiles, G = gridDim.x, blk = blockIdx.x;
-  const int64_t c_begin = blk * chunks / G;
+#if PW_TMA_ORDER == 0
+  const int64_t c_begin = blk * chunks / G, c_step = 1;
   const int n = static_cast<int>((blk + 1) * chunks / G - c_begin);
+#else
+  const int64_t c_begin = blk, c_step = G;
+  const int n = static_cast<int>((chunks - blk + G - 1) / G);
+#endif
   auto issue = [&](int i) {  // chunk i of this block -> stage i % kStages (thread 0)
-    const int64_t id = c_begin + i;
+    const int64_t id = c_begin + i * c_step;
     const int b = static_cast<int>(id / tiles), t0 = static_cast<int>(id - static_cast<int64_t>(b) * tiles) * kKC;
     unsigned char* st = smem + (i % kStages) * kStageBytes;
     uint64_t* bar = &full[i % kStages];
@@ -97,7 +112,7 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       if (k < 4) dbs[k] += (v[k].x + v[k].y) + (v[k].z + v[k].w);
-      u[tid + kThreads * k] = round4(v[k]);
+      if (!(PW_TMA_ABLATE & 1)) u[tid + kThreads * k] = round4(v[k]);
     }
     fence_proxy_async();  // the rounded operands -> visible to wgmma (and to the TMA that later refills)
     __syncthreads();      // ... from every thread; and every thread has waited for chunk i - 2's wgmmas
@@ -106,7 +121,7 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
     wg_fence_regs(d);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int ks = 0; ks < kKC / 8; ++ks) Wgmma<128, float>::mma(d[0], wg_desc(a_addr + 32 * ks), wg_desc(b_addr + 32 * ks), 1);
+    for (int ks = 0; ks < (PW_TMA_ABLATE & 2 ? 0 : kKC / 8); ++ks) Wgmma<128, float>::mma(d[0], wg_desc(a_addr + 32 * ks), wg_desc(b_addr + 32 * ks), 1);
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     wg_fence_regs(d);
     wg_wait<1>();
