@@ -38,6 +38,12 @@
 #ifndef PW_TMA_ORDER
 #define PW_TMA_ORDER 0  // 0: block j owns a contiguous range of chunks; 1: chunks j, j + G, j + 2G, ...
 #endif
+#ifndef PW_TMA_PROMO
+#define PW_TMA_PROMO 128  // the boxes' L2 promotion: 0 none, 128 or 256 bytes per request
+#endif
+#ifndef PW_TMA_PREFETCH
+#define PW_TMA_PREFETCH 0  // 1: thread 0 also asks the L2 for the block's chunks past the first kStages at the start
+#endif
 #ifndef PW_TMA_ABLATE
 #define PW_TMA_ABLATE 0  // a timing experiment (scripts/pw_wgrad_ab.py), bits: 1 no rounding, 2 no wgmma (then wrong)
 #endif
@@ -81,9 +87,14 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
   const int64_t c_begin = blk, c_step = G;
   const int n = static_cast<int>((chunks - blk + G - 1) / G);
 #endif
-  auto issue = [&](int i) {  // chunk i of this block -> stage i % kStages (thread 0)
+  auto coords = [&](int i, int& b, int& t0) {  // chunk i of this block: batch row b, first step t0
     const int64_t id = c_begin + i * c_step;
-    const int b = static_cast<int>(id / tiles), t0 = static_cast<int>(id - static_cast<int64_t>(b) * tiles) * kKC;
+    b = static_cast<int>(id / tiles);
+    t0 = static_cast<int>(id - static_cast<int64_t>(b) * tiles) * kKC;
+  };
+  auto issue = [&](int i) {  // chunk i of this block -> stage i % kStages (thread 0)
+    int b, t0;
+    coords(i, b, t0);
     unsigned char* st = smem + (i % kStages) * kStageBytes;
     uint64_t* bar = &full[i % kStages];
     mbar_expect_tx(bar, static_cast<uint32_t>(C_out + C) * kKC * 4);
@@ -95,8 +106,15 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
-  if (tid == 0)
+  if (tid == 0) {
     for (int i = 0; i < n && i < kStages; ++i) issue(i);
+    for (int i = kStages; PW_TMA_PREFETCH && i < n; ++i) {
+      int b, t0;
+      coords(i, b, t0);
+      tma_prefetch_3d(&gmap, t0, 0, b);
+      tma_prefetch_3d(&amap, t0, 0, b);
+    }
+  }
   float d[1][64];
 #pragma unroll
   for (int r = 0; r < 64; ++r) d[0][r] = 0.0f;
@@ -160,7 +178,10 @@ inline CUtensorMap box_map(const float* base, int64_t B, int64_t rows, int64_t T
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(T) * 4, static_cast<cuuint64_t>(rows * T) * 4};
   const cuuint32_t box[3] = {kKC, static_cast<cuuint32_t>(rows), 1};
-  return tma_map_3d(base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMapL2promotion promo = PW_TMA_PROMO == 256   ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                       : PW_TMA_PROMO == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                                             : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  return tma_map_3d(base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B, promo);
 }
 
 }  // namespace pwtma
