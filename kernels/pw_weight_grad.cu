@@ -228,7 +228,9 @@ bool pw_wgrad_fits(const PwWgradArgs& a) {
          a.T <= 0x7fffffff - 1024;
 }
 
-int64_t pw_wgrad_blocks(const PwWgradArgs& a) { return pwwg::blocks_for(a, pwwg::kKC); }
+int64_t pw_wgrad_blocks(const PwWgradArgs& a) {
+  return pw_wgrad_tma_fits(a) ? pw_wgrad_tma_blocks(a) : pwwg::blocks_for(a, pwwg::kKC);
+}
 
 void pw_wgrad(const PwWgradArgs& a, void* stream) {
   if (!pw_wgrad_fits(a)) throw std::runtime_error("pw_wgrad: shape outside the kernel's limits (pw_wgrad_fits)");

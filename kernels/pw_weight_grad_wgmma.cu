@@ -44,6 +44,9 @@
 #ifndef PW_TMA_PREFETCH
 #define PW_TMA_PREFETCH 0  // 1: thread 0 also asks the L2 for the block's chunks past the first kStages at the start
 #endif
+#ifndef PW_TMA_SM_DIV
+#define PW_TMA_SM_DIV 1  // G = SMs / PW_TMA_SM_DIV blocks (fewer blocks: longer runs of steps per block)
+#endif
 #ifndef PW_TMA_ABLATE
 #define PW_TMA_ABLATE 0  // a timing experiment (scripts/pw_wgrad_ab.py), bits: 1 no rounding, 2 no wgmma (then wrong)
 #endif
@@ -201,6 +204,16 @@ bool pw_wgrad_tma_fits(const PwWgradArgs& a) {
   (void)a;
   return false;
 #endif
+}
+
+int64_t pw_wgrad_tma_blocks(const PwWgradArgs& a) {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
+    sms = 1;
+  const int64_t g = sms / PW_TMA_SM_DIV > 0 ? sms / PW_TMA_SM_DIV : 1;
+  const int64_t chunks = a.B * ((a.T + pwtma::kKC - 1) / pwtma::kKC);
+  return chunks < g ? chunks : g;
 }
 
 void pw_wgrad_tma(const PwWgradArgs& a, int64_t G, void* stream) {

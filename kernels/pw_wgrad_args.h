@@ -19,13 +19,16 @@ struct PwWgradArgs {
 // Whether rung 6 takes these args: rows of whole float4s (T % 4 == 0, act and gy 16-byte aligned), kTcMinC <= C,
 // C_out <= 128 (kTcMinC: dw_backward_args.h), a GPU of compute capability 8.0 or newer (mma.sync TF32).
 bool pw_wgrad_fits(const PwWgradArgs& a);
-// G, the launch's blocks (the partials' count): one per SM at most, never more than the (b, chunk) pairs.
+// G, the launch's blocks (the partials' count): at most one per SM (rung 7: PW_TMA_SM_DIV), never more than the
+// (b, chunk) pairs.
 int64_t pw_wgrad_blocks(const PwWgradArgs& a);
 // The launch on `stream` (a cudaStream_t): rung 7 where pw_wgrad_tma_fits, else rung 6; throws
 // std::runtime_error where pw_wgrad_fits is false.
 void pw_wgrad(const PwWgradArgs& a, void* stream);
 
 // Rung 7 (pw_weight_grad_wgmma.cu, TMA + wgmma): whether it takes these args (built for sm_90a, an sm_90 GPU,
-// pw_wgrad_fits' shapes), and its launch with G blocks (pw_wgrad_blocks). pw_wgrad runs it where it fits.
+// pw_wgrad_fits' shapes), its block count and its launch with G blocks. pw_wgrad and pw_wgrad_blocks take it where
+// it fits.
 bool pw_wgrad_tma_fits(const PwWgradArgs& a);
+int64_t pw_wgrad_tma_blocks(const PwWgradArgs& a);
 void pw_wgrad_tma(const PwWgradArgs& a, int64_t G, void* stream);
