@@ -197,7 +197,8 @@ bool pw_wgrad_tma_fits(const PwWgradArgs& a) {
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
     return false;
   auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return major == 9 && minor == 0 && a.act && a.gy && a.partial_w && aligned16(a.act) && aligned16(a.gy) &&
+  // (not partial_w: pw_wgrad_blocks asks before the partials are allocated)
+  return major == 9 && minor == 0 && a.act && a.gy && aligned16(a.act) && aligned16(a.gy) &&
          a.T % 4 == 0 && a.C >= kTcMinC && a.C <= pwtma::kRows && a.C_out >= kTcMinC && a.C_out <= pwtma::kRows &&
          a.B >= 0 && a.B <= 0x7fffffff && a.T <= 0x7fffffff - 1024;
 #else
@@ -217,7 +218,8 @@ int64_t pw_wgrad_tma_blocks(const PwWgradArgs& a) {
 }
 
 void pw_wgrad_tma(const PwWgradArgs& a, int64_t G, void* stream) {
-  if (!pw_wgrad_tma_fits(a)) throw std::runtime_error("pw_wgrad_tma: not built for sm_90a or shape outside its limits");
+  if (!pw_wgrad_tma_fits(a) || !a.partial_w)
+    throw std::runtime_error("pw_wgrad_tma: not built for sm_90a, no partials, or shape outside its limits");
   if (G < 1) return;
   const CUtensorMap gmap = pwtma::box_map(a.gy, a.B, a.C_out, a.T), amap = pwtma::box_map(a.act, a.B, a.C, a.T);
   cudaError_t err = cudaFuncSetAttribute(pwtma::pw_wgrad_tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
