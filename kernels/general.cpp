@@ -80,6 +80,7 @@ torch::Tensor general_forward_train(torch::Tensor x, torch::Tensor w_dw, c10::op
   return dwsep::DwSepFunction<GeneralForward>::apply(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, backward);
 }
 
+#ifdef DWSEP_BACKWARD_KERNEL  // (the exported file inlines this file without the backward's kernels)
 // The 1x1 conv's weight and bias gradients from gy (B, C_out, T) and act (B, C, T) by the backward's own kernel
 // (rung 7 where pw_wgrad_tma_fits, else rung 6; pw_wgrad_args.h), then backward_finish: (dW_pw (C_out, C, 1),
 // db_pw (C_out), the rung that ran). For checking the kernels alone (tests/test_gpu.py); the backward calls them
@@ -103,6 +104,7 @@ std::tuple<torch::Tensor, torch::Tensor, int64_t> pw_weight_grad(torch::Tensor g
   dwsep::finish_sums(nullptr, p, a.size(1), 1);
   return {p.dw_pw, p.db_pw, rung};
 }
+#endif
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "the general path: silu(dw(x)) with eager's numerics (dw_silu.cu) + PyTorch's 1x1 conv";
@@ -114,6 +116,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "forward with autograd; backward 0: eager's ops, 1: dw_silu_backward.cu for the depthwise half",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
         py::arg("padding"), py::arg("backward") = 0);
+#ifdef DWSEP_BACKWARD_KERNEL
   m.def("pw_weight_grad", &pw_weight_grad, "(dW_pw, db_pw, rung) from gy and act by backward rung 7 or 6",
         py::arg("gy"), py::arg("act"));
+#endif
 }
