@@ -74,9 +74,11 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # elsewhere. "fused": where torch.backends.cudnn.allow_tf32 is on and the shape fits (32 <= C, C_out <= 128, rung 4's
 # vector shapes), kernels/dw_silu_backward_tc.cu (rung 5) computes the data gradient itself on TF32 tensor cores in
 # the same pass (measured slower than "dw_kernel": an opt-in for A/B, not the default); elsewhere it is "dw_kernel".
-# "wgrad_kernel": "dw_kernel" with the 1x1 conv's weight and bias gradients by kernels/pw_weight_grad.cu (rung 6,
-# TF32) where allow_tf32 is on, cuDNN's own weight gradient is TF32 at the shape and 32 <= C, C_out <= 128 (measured
-# slower than "dw_kernel": an opt-in for A/B).
+# "wgrad_kernel": "dw_kernel" with the 1x1 conv's weight and bias gradients by the backward's own TF32 kernel where
+# allow_tf32 is on, cuDNN's own weight gradient is TF32 at the shape and 32 <= C, C_out <= 128: rung 7
+# (kernels/pw_weight_grad_wgmma.cu, TMA + wgmma) in sm_90a builds on an sm_90 GPU, else rung 6
+# (kernels/pw_weight_grad.cu, mma.sync). Measured no faster than "dw_kernel" (rung 7) or slower (rung 6): an opt-in
+# for A/B.
 # "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic cuDNN).
 # docs/results.md has the measurements of each rung.
 BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3}

@@ -21,10 +21,12 @@
 // dy on TF32 tensor cores inside the kernel; dx and the depthwise gradients within TF32 summation order of eager's;
 // measured slower than mode 1, so not the default), else mode 1.
 // Mode 3 (backward="wgrad_kernel") is mode 1 with, where allow_tf32 is on, cuDNN's weight gradient is a TF32 GEMM
-// (cudnn_wgrad_is_tf32) and rung 6 takes the shape (pw_weight_grad.cu: C, C_out in [kTcMinC, 128], T_out % 4 == 0),
-// the 1x1 conv's weight and bias gradients from rung 6 (dW_pw = dy act^T on TF32 tensor cores, db_pw from the same
-// staged dy) instead of cuDNN's weight gradient and the depthwise kernel's dy sums, one finishing launch summing
-// every kernel's partials. Measured slower than mode 1 (rung 6 is not yet at its byte time), so not the default.
+// (cudnn_wgrad_is_tf32) and the backward's weight-gradient kernel takes the shape (C, C_out in [kTcMinC, 128],
+// T_out % 4 == 0), the 1x1 conv's weight and bias gradients from that kernel (dW_pw = dy act^T on TF32 tensor cores,
+// db_pw from the same staged dy: rung 7, pw_weight_grad_wgmma.cu, TMA + wgmma, in sm_90a builds on sm_90; rung 6,
+// pw_weight_grad.cu, mma.sync, elsewhere) instead of cuDNN's weight gradient and the depthwise kernel's dy sums, one
+// finishing launch summing every kernel's partials. Measured no faster than mode 1 (rung 7 reads its 33.5 MB slower
+// than cuDNN's kernel does; rung 6 slower still), so not the default.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -176,7 +178,7 @@ inline bool cudnn_wgrad_is_tf32(const at::Tensor& gy, int64_t C_in) {
 }
 #endif
 
-// Whether rung 6 (pw_weight_grad.cu) computes the 1x1 conv's weight gradient for a backward of these inputs: float32
+// Whether rung 6 or 7 (pw_wgrad) computes the 1x1 conv's weight gradient for a backward of these inputs: float32
 // CUDA tensors under allow_tf32 where cuDNN's weight gradient is a TF32 GEMM (cudnn_wgrad_is_tf32), pw_wgrad_fits'
 // shapes. act is not yet written when this is asked: the caching allocator's blocks are 512-byte aligned, so its
 // alignment is given.
@@ -238,7 +240,7 @@ inline PwKernelPartials pw_kernel_wgrad(const at::Tensor& gy, const at::Tensor& 
 }
 
 // One launch for the fixed-order sums of a backward's partials: the depthwise kernel's (d, where it ran with finish
-// false) and rung 6's (p).
+// false) and rung 6's or 7's (p).
 inline void finish_sums(const DwKernelGrads* d, const PwKernelPartials& p, int64_t C, int64_t K) {
 #ifdef DWSEP_BACKWARD_KERNEL
   BackwardSums s;
@@ -309,7 +311,7 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // itself, with dx, act, dW_dw, db_dw and db_pw, where it takes the shape. Else (mode 1, or rung 5 cannot take
     // it): ga by cuDNN's data gradient of the 1x1 conv (eager's call, its bits; the input is only a shape there),
     // then dw_silu_backward.cu for the same outputs. Then the 1x1 conv's weight gradient from that act.
-    // Mode 3, where the weight gradient is wanted and rung 6 runs: it computes dW_pw and db_pw from act and gy (the
+    // Mode 3, where the weight gradient is wanted and rung 6 or 7 runs: it computes dW_pw and db_pw from act and gy (the
     // depthwise kernel then reads no gy), and one backward_finish sums both kernels' partials.
     const bool db_pw = need[4] && b_pw.defined();
     const bool pw6 = mode == 3 && need[3] && pw_kernel_runs(x, gy, w_pw);

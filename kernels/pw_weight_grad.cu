@@ -1,5 +1,6 @@
 // pw_weight_grad.cu: backward rung 6, the 1x1 conv's weight and bias gradients as one TF32 tensor-core pass
-// (contract: pw_wgrad_args.h). ModelNew's backward="wgrad_kernel" (an opt-in for A/B: measured slower, below).
+// (contract: pw_wgrad_args.h). ModelNew's backward="wgrad_kernel" (an opt-in for A/B: measured slower, below) where
+// rung 7 (pw_weight_grad_wgmma.cu, TMA + wgmma, faster than this one) is not built or the GPU is not sm_90.
 // What it changes: after rung 4 (dw_silu_backward.cu) the backward runs cuDNN's weight-gradient GEMM (13.1-13.4 us
 // at the headline) and its split-K reduction (1.6-1.9 us), and rung 4 reads dy (16.8 MB) only for db_pw's row sums.
 // Here one pass reads act (written by rungs 4 and 5) and dy: dW_pw = dy act^T on mma.sync TF32 and db_pw from the

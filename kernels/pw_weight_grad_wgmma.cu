@@ -18,6 +18,19 @@
 // Bytes at the headline: read gy and act, 33.5 MB, plus 8.7 MB of partials (L2-resident) for the finish.
 // Prediction: near a plain read of the same bytes (14.7 us under pw_wgrad_sweep.cu's timer), i.e. about
 // cuDNN's pair (13.1 + 1.6 us), and the backward ~4 us faster than the default through rung 4 reading no gy.
+// Knobs (timing experiments, scripts/pw_wgrad_ab.py): PW_TMA_STAGES, PW_TMA_ORDER, PW_TMA_PROMO, PW_TMA_PREFETCH,
+// PW_TMA_SM_DIV, PW_TMA_ABLATE (below); the defaults are the first form's, none measured faster.
+// Outcome (docs/results.md, "backward rung 7"; logs/2026-12-02_{7228c78,b2cf1c3,4cd91e0,7fbb0de}_*): faster than
+// rung 6, not than cuDNN. In the backward's profile at the headline 20.1-21.6 us (rung 6: 24.5-28.4; cuDNN's pair
+// 13.3 + 1.8), rung 4 without gy 20.8-22.1 us (25.9 with it), the finish 3.6 (2.1): the backward 65.1 us against the
+// default's 65.0, fwd+bwd 90.3 against 89.3 (eager 247.2), same run. Alone, under bench's timer (scripts/
+// pw_wgrad_ab.py, one run each): 29.9-30.6 us against cuDNN's 21.6-22.3 and 27.6-28.7 for gy.sum() + act.sum();
+// the TMA boxes alone (PW_TMA_ABLATE=3: no rounding, no wgmma) 28.2, so the reads bound it, not the rounding or
+// the MMA. ncu: 24.4 us, DRAM 31% busy (1.47 TB/s), against cuDNN's kernel (64 blocks of 384 threads, 64 x 64
+// tiles, split K, 231 KB of smem) at 15.6 us and 46%. No knob moved it by more than the spread: 4 or 7 stages, the
+// strided chunk order, 256-byte or no L2 promotion, an L2 prefetch of the block's later chunks; fewer blocks
+// (66, 44, 33) made it as slow or slower (30.3, 36.9, 43.1 us): each block's stream is then the limit.
+// Next: cuDNN's form (a producer warp, more stages of 64-row boxes, split K over fewer, longer runs).
 // Numerics: both operands rounded to nearest even, fp32 accumulation on the tensor cores per block, the
 // blocks' partials summed in a fixed order by backward_finish: deterministic, no atomics; another order than
 // cuDNN's, so within float32 summation order of eager's dW_pw (TF32 class).

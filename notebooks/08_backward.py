@@ -274,3 +274,10 @@ if not bwd_rows.empty:
 # its 33.5 MB at about half the copy rate (24.5-28.4 us against cuDNN's 14.9), so the backward as a whole got
 # slower (67.9 against 63.8 us in one run: docs/results.md, "backward rung 6"). How a kernel's reads stream
 # (here 256 rows of 128 bytes each per step, 8 KB apart) matters as much as how many bytes it reads.
+#
+# Rung 7 (kernels/pw_weight_grad_wgmma.cu, the same job on Hopper: TMA boxes into a 6-stage ring, wgmma reading
+# both operands from shared memory) took the loads off the warps entirely and closed half the gap: 20.1-21.6 us in
+# the backward's profile, against rung 6's 24.5-28.4 and cuDNN's 13.3 + 1.8. Its TMA boxes alone, with no
+# rounding and no MMA, take as long as the whole kernel, so the reads still bound it; cuDNN's kernel streams the
+# same bytes at 46% of DRAM's peak to its 31% (ncu). The backward with rung 7 ran 65.1 us against the default's
+# 65.0 in one run: no gain yet (docs/results.md, "backward rung 7").
