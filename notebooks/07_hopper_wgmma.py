@@ -65,7 +65,7 @@ for name in ("warp_specialized", "wgmma_tf32", "wgmma_3xtf32", "wgmma_bf16", "wg
 # descriptor. The depthwise writes its activations straight into that layout (row = time step, k = channel).
 
 # %%
-show_source("wgmma.cuh", "// Shared-memory matrix descriptor", "// Pin the accumulators")
+show_source("wgmma_ops.cuh", "// Shared-memory matrix descriptor", "// Pin the accumulators")
 
 # %% [markdown]
 # One tile's GEMM per warpgroup: 16 tf32 wgmmas (K = 128 in steps of 8; bf16: 8 in steps of 16), one commit
@@ -74,7 +74,7 @@ show_source("wgmma.cuh", "// Shared-memory matrix descriptor", "// Pin the accum
 # chain keeps that error at fp32 level).
 
 # %%
-show_source("wgmma.cuh", "// Issue this warpgroup's GEMM", "// ---- TMA")
+show_source("wgmma.cuh", "// Issue this warpgroup's GEMM", "// ---- depthwise")
 
 # %% [markdown]
 # The main loop: wait for x of the next tile (mbarrier), its depthwise (overlapping the MMA in flight), then
