@@ -30,7 +30,8 @@
 // tiles, split K, 231 KB of smem) at 15.6 us and 46%. No knob moved it by more than the spread: 4 or 7 stages, the
 // strided chunk order, 256-byte or no L2 promotion, an L2 prefetch of the block's later chunks; fewer blocks
 // (66, 44, 33) made it as slow or slower (30.3, 36.9, 43.1 us): each block's stream is then the limit.
-// Next: cuDNN's form (a producer warp, more stages of 64-row boxes, split K over fewer, longer runs).
+// Next: cuDNN's form (a producer warp, more stages of 64-row boxes, split K over fewer, longer runs); a producer
+// warp's first form is on git branch wip/pw-wgrad-producer (compiled, not run).
 // Numerics: both operands rounded to nearest even, fp32 accumulation on the tensor cores per block, the
 // blocks' partials summed in a fixed order by backward_finish: deterministic, no atomics; another order than
 // cuDNN's, so within float32 summation order of eager's dW_pw (TF32 class).
