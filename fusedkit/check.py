@@ -149,6 +149,14 @@ def smem_poisoner():
     return load_built(f"fused_smem_poison_{h.hexdigest()[:16]}", arch, kwargs)
 
 
+def tf32_rne(t: torch.Tensor) -> torch.Tensor:
+    """float32 -> TF32 (10-bit mantissa) by round to nearest even, kept as float32 (finite inputs): how the
+    kernels and cuDNN's TF32 GEMMs round their operands."""
+    u = t.contiguous().view(torch.int32).to(torch.int64)
+    r = ((u + 0xFFF + ((u >> 13) & 1)) & ~0x1FFF) & 0xFFFFFFFF
+    return r.where(r < 2 ** 31, r - 2 ** 32).to(torch.int32).view(torch.float32)
+
+
 def silu_exhaustive(run: bool = True, guard: int | None = None) -> str:
     """common.cuh's guarded SiLU against eager's, both rounded to tf32 and to bf16, at all 2^32 float32 inputs:
     scripts/silu_exhaustive.cu built by nvcc with the JIT's device flags (cached by source hash under build_root())

@@ -96,6 +96,12 @@ def cuda_arch() -> str:
     return "9.0"  # no GPU here (CI): build for the H200
 
 
+def sm90a_define(arch: str) -> str:
+    """The preamble line of a build for sm_90a (the wgmma rungs', and the general path's on sm_90): such builds also
+    hold backward rung 7 (kernels/pw_weight_grad_wgmma.cu: wgmma + TMA), which needs the arch's own instructions."""
+    return "#define FUSED_SM90A 1\n" if arch == "9.0a" else ""
+
+
 def _with_headers(path: Path, kdir: Path, seen: set | None = None) -> list[Path]:
     """`path` and every local header it includes, recursively (each once)."""
     seen = set() if seen is None else seen
@@ -131,8 +137,7 @@ def build_plan(v: Variant, defines: dict | None):
     # CUDA builds link the depthwise half of the backward (kernels/dw_silu_backward.cu; eager_autograd.h uses it)
     preamble += "#define FUSED_CUDA 1\n#define DWSEP_BACKWARD_KERNEL 1\n" if v.device == "cuda" else ""
     arch = (v.arch or cuda_arch()) if v.device == "cuda" else "-"
-    # sm_90a builds (the wgmma rungs') also hold backward rung 7 (kernels/pw_weight_grad_wgmma.cu: wgmma + TMA)
-    preamble += "#define FUSED_SM90A 1\n" if arch == "9.0a" else ""
+    preamble += sm90a_define(arch)
     preamble += "".join(f"#define {k} {val}\n" for k, val in sorted((defines or {}).items()))
 
     def with_line(path: Path) -> str:  # compiler messages name kernels/<file>:<line>, not the build copy
@@ -347,14 +352,12 @@ def general_kernel(kernels_dir: Path | None = None):
     earlier commit's, for an A/B of the backward: scripts/backward_ab.py)."""
     kdir = Path(kernels_dir) if kernels_dir is not None else config.KERNELS_DIR
     cpp, cu, bw = kdir / "general.cpp", kdir / "dw_silu.cu", backward_sources(kdir)
-    arch = cuda_arch()
-    arch = "9.0a" if arch == "9.0" else arch  # on sm_90 the backward's rung 7 (wgmma + TMA) builds in too
-    sm90a = "#define FUSED_SM90A 1\n" if arch == "9.0a" else ""
+    arch = "9.0a" if cuda_arch() == "9.0" else cuda_arch()  # on sm_90 the backward's rung 7 builds in too
     files = _with_headers(cpp, kdir) + _with_headers(cu, kdir) + [f for b in bw for f in _with_headers(b, kdir)]
     h = hashlib.sha256(repr(([f.name for f in files], [f.read_bytes() for f in files], arch, torch.__version__,
                              torch.version.cuda, sys.version_info[:2])).encode())
     kwargs = dict(cpp_sources=f'#define DWSEP_BACKWARD_KERNEL 1\n#line 1 "{cpp}"\n' + cpp.read_text(),
-                  cuda_sources=sm90a + "\n".join(f'#line 1 "{f}"\n' + f.read_text() for f in [cu, *bw]),
+                  cuda_sources=sm90a_define(arch) + "\n".join(f'#line 1 "{f}"\n' + f.read_text() for f in [cu, *bw]),
                   extra_cflags=list(HOST_CFLAGS), extra_ldflags=["-fopenmp"],
                   extra_cuda_cflags=["-O3", "-lineinfo"], extra_include_paths=[str(kdir)], with_cuda=True,
                   no_implicit_headers=True)

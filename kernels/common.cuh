@@ -112,6 +112,10 @@ __device__ __forceinline__ float silu_act(float v) {
 }
 // fp32 -> tf32 (RNE, as tc_tf32) kept as a float: the activations as a TF32 GEMM operand.
 __device__ __forceinline__ float tc_round_tf32(float v) { return __uint_as_float(tc_tf32(v)); }
+// The same for 16 bytes of operands (the weight-gradient kernels' staged chunks).
+__device__ __forceinline__ float4 tc_round_tf32(float4 v) {
+  return make_float4(tc_round_tf32(v.x), tc_round_tf32(v.y), tc_round_tf32(v.z), tc_round_tf32(v.w));
+}
 
 // Eager's SiLU rounded to the GEMM's operand type, bit for bit, at about half the instructions. The TF32 and
 // bf16 rungs use an activation only rounded (13 or 16 low bits dropped), so they need eager's rounded value,

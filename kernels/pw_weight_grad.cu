@@ -50,10 +50,6 @@ constexpr int kKC = 32;
 template <int KC>
 __host__ __device__ constexpr int row_stride() { return KC + 4; }
 
-__device__ __forceinline__ uint4 round4(float4 v) {
-  return make_uint4(tc_tf32(v.x), tc_tf32(v.y), tc_tf32(v.z), tc_tf32(v.w));
-}
-
 // grid G (pw_wgrad_blocks), 512 threads, 2 x 2 x kMaxC x row_stride<KC>() floats of dynamic shared memory. Each
 // thread loads its share of chunk i + 2 (16-byte loads into registers) while the MMAs consume chunk i, and stores
 // chunk i + 1 rounded into shared memory (db_pw's sums on the way): two chunk buffers, one barrier per chunk.
@@ -118,7 +114,7 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_ldg_kernel(const float* 
     for (int k = 0; k < kCopies; ++k) {
       if (!valid[k]) continue;
       if (is_gy[k]) dbs[k] += (q[k].x + q[k].y) + (q[k].z + q[k].w);
-      *reinterpret_cast<uint4*>(sm + s * 2 * CF + dst_off[k]) = round4(q[k]);
+      *reinterpret_cast<float4*>(sm + s * 2 * CF + dst_off[k]) = tc_round_tf32(q[k]);
     }
   };
   const int m0 = 32 * (warp >> 2), n0 = 32 * (warp & 3);

@@ -18,8 +18,10 @@
 // Bytes at the headline: read gy and act, 33.5 MB, plus 8.7 MB of partials (L2-resident) for the finish.
 // Prediction: near a plain read of the same bytes (14.7 us under pw_wgrad_sweep.cu's timer), i.e. about
 // cuDNN's pair (13.1 + 1.6 us), and the backward ~4 us faster than the default through rung 4 reading no gy.
-// Knobs (timing experiments, scripts/pw_wgrad_ab.py): PW_TMA_STAGES, PW_TMA_ORDER, PW_TMA_PROMO, PW_TMA_PREFETCH,
-// PW_TMA_SM_DIV, PW_TMA_ABLATE (below); the defaults are the first form's, none measured faster.
+// Knobs (timing experiments, scripts/pw_wgrad_ab.py): PW_TMA_STAGES, PW_TMA_SM_DIV, PW_TMA_ABLATE (below); the
+// defaults are the first form's, none measured faster. Removed after their runs, no faster: PW_TMA_ORDER (chunks
+// strided over the blocks), PW_TMA_PROMO (256-byte or no L2 promotion), PW_TMA_PREFETCH (the block's later chunks
+// asked of the L2 at the start); their code is in commit 7fbb0de.
 // Outcome (docs/results.md, "backward rung 7"; logs/2026-12-02_{7228c78,b2cf1c3,4cd91e0,7fbb0de}_*): faster than
 // rung 6, not than cuDNN. In the backward's profile at the headline 20.1-21.6 us (rung 6: 24.5-28.4; cuDNN's pair
 // 13.3 + 1.8), rung 4 without gy 20.8-22.1 us (25.9 with it), the finish 3.6 (2.1): the backward 65.1 us against the
@@ -49,15 +51,6 @@
 #ifndef PW_TMA_STAGES
 #define PW_TMA_STAGES 6  // chunks in flight or in use per block (7 is the most that fits in 227 KB)
 #endif
-#ifndef PW_TMA_ORDER
-#define PW_TMA_ORDER 0  // 0: block j owns a contiguous range of chunks; 1: chunks j, j + G, j + 2G, ...
-#endif
-#ifndef PW_TMA_PROMO
-#define PW_TMA_PROMO 128  // the boxes' L2 promotion: 0 none, 128 or 256 bytes per request
-#endif
-#ifndef PW_TMA_PREFETCH
-#define PW_TMA_PREFETCH 0  // 1: thread 0 also asks the L2 for the block's chunks past the first kStages at the start
-#endif
 #ifndef PW_TMA_SM_DIV
 #define PW_TMA_SM_DIV 1  // G = SMs / PW_TMA_SM_DIV blocks (fewer blocks: longer runs of steps per block)
 #endif
@@ -76,11 +69,6 @@ constexpr uint32_t kStageBytes = 2 * kTileBytes;          // gy's box, then act'
 constexpr size_t kSmem = kStages * kStageBytes + 1024 + 8 * kStages;  // + 1024-byte alignment + mbarriers
 static_assert(kTileBytes / 16 == 4 * kThreads, "each thread rounds 4 units of each box");
 
-__device__ __forceinline__ float4 round4(float4 v) {
-  return make_float4(__uint_as_float(tc_tf32(v.x)), __uint_as_float(tc_tf32(v.y)), __uint_as_float(tc_tf32(v.z)),
-                     __uint_as_float(tc_tf32(v.w)));
-}
-
 // grid G, kThreads threads, kSmem bytes of dynamic shared memory. gmap, amap: gy (B, C_out, T) and act (B, C, T)
 // as 3-D (T, rows, B), box (kKC, rows, 1), 128-byte swizzle; a stage's rows past C_out or C are stale, and
 // each feeds only its own row or column of dW_pw, which is not stored.
@@ -92,26 +80,19 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
   __trap();  // built for another arch: pw_wgrad_tma_fits is false there, so this never runs
 #elif defined(__CUDA_ARCH__)
   extern __shared__ unsigned char smem_raw[];
-  unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  // 1024-byte aligned for the swizzle (its own expression: calling wgmma.cuh's wg_smem_base here changed the SASS of
+  // rung 09's kernel, built in the same translation unit)
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(smem_raw);
+  unsigned char* smem = reinterpret_cast<unsigned char*>((raw + 1023) & ~uintptr_t(1023));
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageBytes);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = tid >> 7;
   const int tiles = (T + kKC - 1) / kKC;
   const int64_t chunks = B * tiles, G = gridDim.x, blk = blockIdx.x;
-#if PW_TMA_ORDER == 0
-  const int64_t c_begin = blk * chunks / G, c_step = 1;
+  const int64_t c_begin = blk * chunks / G;
   const int n = static_cast<int>((blk + 1) * chunks / G - c_begin);
-#else
-  const int64_t c_begin = blk, c_step = G;
-  const int n = static_cast<int>((chunks - blk + G - 1) / G);
-#endif
-  auto coords = [&](int i, int& b, int& t0) {  // chunk i of this block: batch row b, first step t0
-    const int64_t id = c_begin + i * c_step;
-    b = static_cast<int>(id / tiles);
-    t0 = static_cast<int>(id - static_cast<int64_t>(b) * tiles) * kKC;
-  };
   auto issue = [&](int i) {  // chunk i of this block -> stage i % kStages (thread 0)
-    int b, t0;
-    coords(i, b, t0);
+    const int64_t id = c_begin + i;
+    const int b = static_cast<int>(id / tiles), t0 = static_cast<int>(id - static_cast<int64_t>(b) * tiles) * kKC;
     unsigned char* st = smem + (i % kStages) * kStageBytes;
     uint64_t* bar = &full[i % kStages];
     mbar_expect_tx(bar, static_cast<uint32_t>(C_out + C) * kKC * 4);
@@ -123,15 +104,8 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
-  if (tid == 0) {
+  if (tid == 0)
     for (int i = 0; i < n && i < kStages; ++i) issue(i);
-    for (int i = kStages; PW_TMA_PREFETCH && i < n; ++i) {
-      int b, t0;
-      coords(i, b, t0);
-      tma_prefetch_3d(&gmap, t0, 0, b);
-      tma_prefetch_3d(&amap, t0, 0, b);
-    }
-  }
   float d[1][64];
 #pragma unroll
   for (int r = 0; r < 64; ++r) d[0][r] = 0.0f;
@@ -147,7 +121,7 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       if (k < 4) dbs[k] += (v[k].x + v[k].y) + (v[k].z + v[k].w);
-      if (!(PW_TMA_ABLATE & 1)) u[tid + kThreads * k] = round4(v[k]);
+      if (!(PW_TMA_ABLATE & 1)) u[tid + kThreads * k] = tc_round_tf32(v[k]);
     }
     fence_proxy_async();  // the rounded operands -> visible to wgmma (and to the TMA that later refills)
     __syncthreads();      // ... from every thread; and every thread has waited for chunk i - 2's wgmmas
@@ -156,7 +130,8 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
     wg_fence_regs(d);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int ks = 0; ks < (PW_TMA_ABLATE & 2 ? 0 : kKC / 8); ++ks) Wgmma<128, float>::mma(d[0], wg_desc(a_addr + 32 * ks), wg_desc(b_addr + 32 * ks), 1);
+    for (int ks = 0; ks < (PW_TMA_ABLATE & 2 ? 0 : kKC / 8); ++ks)
+      Wgmma<128, float>::mma(d[0], wg_desc(a_addr + 32 * ks), wg_desc(b_addr + 32 * ks), 1);
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     wg_fence_regs(d);
     wg_wait<1>();
@@ -195,10 +170,7 @@ inline CUtensorMap box_map(const float* base, int64_t B, int64_t rows, int64_t T
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(T) * 4, static_cast<cuuint64_t>(rows * T) * 4};
   const cuuint32_t box[3] = {kKC, static_cast<cuuint32_t>(rows), 1};
-  const CUtensorMapL2promotion promo = PW_TMA_PROMO == 256   ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-                                       : PW_TMA_PROMO == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-                                                             : CU_TENSOR_MAP_L2_PROMOTION_NONE;
-  return tma_map_3d(base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B, promo);
+  return tma_map_3d(base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 }  // namespace pwtma
@@ -246,5 +218,6 @@ void pw_wgrad_tma(const PwWgradArgs& a, int64_t G, void* stream) {
                                                                       static_cast<int>(a.T));
     err = cudaGetLastError();
   }
-  if (err != cudaSuccess) throw std::runtime_error(std::string("pw_wgrad_tma: launch failed: ") + cudaGetErrorString(err));
+  if (err != cudaSuccess)
+    throw std::runtime_error(std::string("pw_wgrad_tma: launch failed: ") + cudaGetErrorString(err));
 }

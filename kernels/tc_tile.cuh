@@ -38,7 +38,6 @@ struct TcParams {
   uint32_t off_act, off_wdw, off_w;  // byte offsets of the smem regions
   uint32_t off_x, x_stage, act_stage;  // tc_ws_kernel only: first x slot, bytes per x slot / act slot
   uint32_t off_mbar;                   // tc_ws_kernel only: its 4 mbarriers (8 bytes each)
-  int w_tma = 0;                       // wgmma only (WG_W_TMA): W_pw staged by TMA boxes, rounded in place
   int groups = 0;                      // wgmma_rs only: warpgroups per block, each on its own tile (0 = 1 tile
                                        // per block); tc_launch_persistent sizes the grid by it
 };

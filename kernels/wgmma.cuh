@@ -41,19 +41,9 @@
 #define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
                       // (faster on rung 09 in a same-run sweep; docs/ladder.md)
 #endif
-#ifndef WG_W_TMA
-#define WG_W_TMA 0  // 1 (TF32 rung, not the split): W_pw reaches smem as four TMA boxes (fp32, 32 K x 128 rows, the
-                    // 128-byte swizzle wgmma reads), issued after x(0), and is rounded to TF32 in place after the
-                    // first tile's depthwise, instead of every thread filling it before that depthwise (the fill
-                    // ends at 3.55 us of a ~23.5 us block: results/traces/trace_wgmma_tf32_445248b.png). Where C_in
-                    // % 4, C_in < 32, C_out < 128 or W_pw's alignment rule it out, the fill. Measured slower:
-                    // 24.32 against 23.87 us at the headline (ab, 200 pairs, CI of the ratio 1.019-1.023), the
-                    // output bit for bit the fill's (logs/2026-12-02_69dd9d9_w_tma_ab.log); why is not measured
-                    // (the rounding pass now sits between depthwise(0) and MMA(0); W_pw's 64 KB of boxes queue
-                    // beside x(0)'s). A knob, not the default.
-#endif
 // Removed knobs, measured slower or no faster (docs/ladder.md keeps the runs): WG_W_FIRST (first x requests after
-// W_pw's loads) and WG_TMA_LATE (next x load after the wgmmas).
+// W_pw's loads), WG_TMA_LATE (next x load after the wgmmas) and WG_W_TMA (W_pw by four TMA boxes rounded in place
+// after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9).
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -417,11 +407,7 @@ __device__ __forceinline__ unsigned char* wg_smem_base(unsigned char* raw) {
 //             barrier; [S = 2: TMA x(i+3) into the slot depthwise(i+1) freed]; issue MMA(i+1)
 // Warpgroup g multiplies W rows 64 (g % 2) .. + 63 by tile columns kNT (g / 2) .. + kNT - 1.
 template <typename T, bool kSplit, int TT, int D>
-__global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap
-#if WG_W_TMA
-                                                                     , const __grid_constant__ CUtensorMap wmap
-#endif
-) {
+__global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
   using E = WgElem<T>;
   using L = WgLayout<T, kSplit>;
   using Tiles = WgTiles<T, kSplit, TT, D>;
@@ -443,14 +429,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
   if (live && p.b_dw) bias = __ldg(p.b_dw + c);
 
-  // WG_W_TMA: W_pw's boxes complete on the mbarrier after the x slots' (the WG_WS kernel's FULL[0], unused here)
-  constexpr bool kWTma = WG_W_TMA && std::is_same_v<E, float> && !kSplit;
-  uint64_t* wbar = xbar + WG_X_SLOTS;
-  const bool w_tma = kWTma && p.w_tma;  // block-uniform
-  const int w_blocks = (p.C_in + 31) / 32;  // 32-channel K blocks of W_pw that hold weights (16 KB each)
   if (tid == 0) {
     for (int s = 0; s < S; ++s) mbar_init(&xbar[s], 1);
-    if (w_tma) mbar_init(wbar, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
@@ -464,34 +444,13 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
       for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, tile + n * stride);
   };
   first_x();
-  if (w_tma) {
-#if WG_W_TMA
-    if (tid == 0) {
-      mbar_expect_tx(wbar, static_cast<uint32_t>(w_blocks) * kRows * 128);  // zero-filled parts count
-      for (int kb = 0; kb < w_blocks; ++kb) tma_load_2d(smem + kb * (kRows * 128), &wmap, wbar, 32 * kb, 0);
-    }
-#endif
-    // the K blocks past C_in hold zeros (act is zero there too, but 0 * a NaN left in smem would not be)
-    for (int i = w_blocks * (kRows * 128 / 16) + tid; i < kMaxCin / 32 * (kRows * 128 / 16); i += kThreads)
-      reinterpret_cast<float4*>(smem)[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  } else {
-    wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
-  }
+  wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
   if (tracer) wg_mark(kTrWFill);
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);
   if (tid == 0) tiles.after_first(tile);
   tiles.depthwise(0, tile, wt, bias, c, live, h, nsplit);
   if (tracer) wg_mark_tile(0, kTrDwDone);
-  if (w_tma) {  // W_pw landed -> TF32 (round to nearest even, as cuDNN) in place, before wgmma reads it
-    mbar_wait(wbar, 0);
-    float4* ws = reinterpret_cast<float4*>(smem);
-    for (int i = tid; i < w_blocks * (kRows * 128 / 16); i += kThreads) {
-      float4 w = ws[i];
-      w.x = tc_round_tf32(w.x); w.y = tc_round_tf32(w.y); w.z = tc_round_tf32(w.z); w.w = tc_round_tf32(w.w);
-      ws[i] = w;
-    }
-  }
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
   if (tracer) wg_mark_tile(0, kTrBarrier);
@@ -560,7 +519,6 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 #ifndef WG_WS
 #define WG_WS 0
 #endif
-static_assert(!(WG_W_TMA && WG_WS), "WG_W_TMA is a knob of the kernel without warp specialization");
 static_assert(WG_WS == 0 || (WG_WS == 1 && WARPGROUPS == 4), "WG_WS: 0 (off) or 1 (needs WARPGROUPS=4)");
 template <typename T, bool kSplit, int TT, int D>
 __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
@@ -690,10 +648,6 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   p.off_x = L::off_x;
   p.x_stage = static_cast<uint32_t>((a.C_in * xw * sizeof(T) + 1023) / 1024 * 1024);  // TMA boxes: 128-byte aligned
   p.off_mbar = p.off_x + L::x_slots * p.x_stage;
-  // WG_W_TMA: a box of 32 channels x 128 rows must fit inside W_pw (a box larger than its tensor faulted on rung 13),
-  // and its row stride must be a multiple of 16 bytes
-  p.w_tma = WG_W_TMA && std::is_same_v<T, float> && !kSplit && a.C_in % 4 == 0 && a.C_in >= 32 && a.C_out >= kRows &&
-            reinterpret_cast<uintptr_t>(a.w_pw) % 16 == 0;
   const int64_t total = static_cast<int64_t>(p.off_mbar) + L::bars + 1024;
   if (xw > 256 || total > limit) return false;  // (a TMA box is at most 256 elements per dimension)
   smem = static_cast<size_t>(total);
@@ -711,22 +665,6 @@ CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * sizeof(T), static_cast<cuuint64_t>(C * L) * sizeof(T)};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_l), static_cast<cuuint32_t>(box_c > 0 ? box_c : C), 1};
   return tma_map_3d(base, type, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
-}
-
-// Host: a TMA descriptor of W_pw (C_out x C_in fp32, row-major) as 2-D (C_in, C_out), box 32 x 128 (kRows), 128-byte
-// swizzle: one box is one 16 KB K block of the smem W_pw that wgmma reads (wg_swz), zeros past C_in.
-inline CUtensorMap wg_w_map(const float* w, int64_t C_out, int64_t C_in) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(C_in), static_cast<cuuint64_t>(C_out)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(C_in) * sizeof(float)};
-  const cuuint32_t box[2] = {32, kRows};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = wg_encode_fn()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(w), dims, strides,
-                                    box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw std::runtime_error("wgmma variant: cuTensorMapEncodeTiled (W_pw) failed with CUresult " + std::to_string(r));
-  return map;
 }
 
 // Host: the whole refusal of one configuration (nullptr = this variant computes `a`).
@@ -748,24 +686,17 @@ void wg_launch(const FusedArgs& a, void* stream) {
   if (wg_shape_refusal<T>(a) || !wg_plan<T, kSplit>(a, p, smem))
     throw std::runtime_error("wgmma variant: shape not supported (see fused_unsupported)");
   const CUtensorMap xmap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW);
-#if WG_W_TMA
-  const CUtensorMap wmap = p.w_tma ? wg_w_map(a.w_pw, a.C_out, a.C_in) : xmap;  // (xmap: a placeholder, not read)
-#define WG_MAPS xmap, wmap
-#else
-#define WG_MAPS xmap
-#endif
   auto kernel = [](auto dil) {  // the kernel for dilation dil (a compile-time constant)
     constexpr int D = decltype(dil)::value;
     if constexpr (WG_WS) return wg_ws_kernel<T, kSplit, TILE_T, D>;
     else return wg_kernel<T, kSplit, TILE_T, D>;
   };
   switch (a.dilation) {
-    case 1: return tc_launch_persistent(kernel(std::integral_constant<int, 1>{}), kThreads, smem, a, p, stream, WG_MAPS);
-    case 2: return tc_launch_persistent(kernel(std::integral_constant<int, 2>{}), kThreads, smem, a, p, stream, WG_MAPS);
-    case 3: return tc_launch_persistent(kernel(std::integral_constant<int, 3>{}), kThreads, smem, a, p, stream, WG_MAPS);
-    default: return tc_launch_persistent(kernel(std::integral_constant<int, 4>{}), kThreads, smem, a, p, stream, WG_MAPS);
+    case 1: return tc_launch_persistent(kernel(std::integral_constant<int, 1>{}), kThreads, smem, a, p, stream, xmap);
+    case 2: return tc_launch_persistent(kernel(std::integral_constant<int, 2>{}), kThreads, smem, a, p, stream, xmap);
+    case 3: return tc_launch_persistent(kernel(std::integral_constant<int, 3>{}), kThreads, smem, a, p, stream, xmap);
+    default: return tc_launch_persistent(kernel(std::integral_constant<int, 4>{}), kThreads, smem, a, p, stream, xmap);
   }
-#undef WG_MAPS
 }
 
 }  // namespace

@@ -7,15 +7,12 @@ rung 5 (kernels/dw_silu_backward_tc.cu) rounds as TF32 does, so it is routed onl
     python scripts/dgrad_numerics.py"""
 import itertools
 import sys
+from pathlib import Path
 
 import torch
 
-
-def tf32_rne(t: torch.Tensor) -> torch.Tensor:
-    """float32 -> TF32 (10-bit mantissa) by round to nearest even, kept as float32 (finite inputs)."""
-    u = t.contiguous().view(torch.int32).to(torch.int64)
-    r = ((u + 0xFFF + ((u >> 13) & 1)) & ~0x1FFF) & 0xFFFFFFFF
-    return r.to(torch.int64).where(r < 2 ** 31, r - 2 ** 32).to(torch.int32).view(torch.float32)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fused_jit import tf32_rne  # noqa: E402
 
 
 def main() -> int:

@@ -3,7 +3,7 @@ pw_weight_grad_wgmma.cu, on an sm_90 GPU), its compile-time forms against each o
 in one run with bench's timer (CUDA events, L2 flushed, interleaved, each primed): cuDNN's weight gradient (eager's
 call, its split-K reduction included) and a plain read of the same bytes (gy.sum() and act.sum()). Each FORM is
 LABEL or LABEL:NAME=VALUE,NAME=VALUE: the general path's extension built from a copy of kernels/ whose
-pw_weight_grad_wgmma.cu starts with those #defines (PW_TMA_STAGES, PW_TMA_ORDER, PW_TMA_ABLATE; its header says
+pw_weight_grad_wgmma.cu starts with those #defines (PW_TMA_STAGES, PW_TMA_SM_DIV, PW_TMA_ABLATE; its header says
 what they do); builds run in parallel. Results are checked against the tree's (ablated forms are timed only).
 Rows go to the results log (kind 'pw_wgrad_ab'); the printed table is the run's record.
     python scripts/pw_wgrad_ab.py [--reps 100] FORM ..."""

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dgrad_numerics import tf32_rne  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fused_jit import tf32_rne  # noqa: E402
 
 
 def main() -> int:

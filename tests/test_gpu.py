@@ -240,8 +240,8 @@ def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants,
     """The backward kernels (dw_silu_backward.cu; with backward="fused", dw_silu_backward_tc.cu where it takes the
     shape: rung5_tc; with backward="wgrad_kernel", the 1x1 conv's weight gradient by pw_weight_grad.cu where
     C, C_out >= 32 and cuDNN's is TF32: rung5_tc, rung3_then_rung6) into NaN-poisoned memory: every gradient asked
-    for arrives, finite and within float32 summation order of eager's; one not asked for stays None. Frozen parts take the kernels' other paths (no dx, no
-    activations written, or the activations recomputed alone: pw_only)."""
+    for arrives, finite and within float32 summation order of eager's; one not asked for stays None. Frozen parts
+    take the kernels' other paths (no dx, no activations written, or the activations recomputed alone: pw_only)."""
     model, x = fj.make_case(shape, torch.float32, "cuda", seed=11)
     new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"],
                       backward=backward).cuda()
@@ -269,13 +269,6 @@ def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants,
         assert fj.max_diff(got, eager) <= 1e-4 * float(eager.abs().max()), (name, fj.max_diff(got, eager))
 
 
-def _tf32_rne(t: torch.Tensor) -> torch.Tensor:
-    """float32 -> TF32 by round to nearest even (finite inputs), kept as float32: the weight gradient's operands."""
-    u = t.contiguous().view(torch.int32).to(torch.int64)
-    r = ((u + 0xFFF + ((u >> 13) & 1)) & ~0x1FFF) & 0xFFFFFFFF
-    return r.where(r < 2 ** 31, r - 2 ** 32).to(torch.int32).view(torch.float32)
-
-
 @pytest.mark.parametrize("B,C,C_out,T", [(16, 128, 128, 2048), (3, 40, 100, 1000), (2, 128, 72, 68),
                                          (1, 33, 128, 4100), (5, 97, 35, 36), (1, 32, 32, 4)],
                          ids=["headline", "C_out_wider", "one_chunk_per_block", "odd_C_many_chunks",
@@ -288,9 +281,10 @@ def test_pw_weight_grad_kernel_against_float64(B, C, C_out, T):
     torch.manual_seed(B * 1000 + C)
     gy = torch.randn(B, C_out, T, device="cuda")
     act = torch.randn(B, C, T, device="cuda")
-    ref_w = torch.einsum("bot,bct->oc", _tf32_rne(gy).double(), _tf32_rne(act).double())
+    ref_w = torch.einsum("bot,bct->oc", fj.tf32_rne(gy).double(), fj.tf32_rne(act).double())
     ref_b = gy.double().sum((0, 2))
-    _poison_allocator(C_out * C, C_out, 132 * C_out * C, 132 * C_out)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count  # the partials: at most one set per SM
+    _poison_allocator(C_out * C, C_out, sms * C_out * C, sms * C_out)
     fj.smem_poisoner().poison_smem()
     dw, db, rung = fj.general_kernel().pw_weight_grad(gy, act)
     torch.cuda.synchronize()
