@@ -19,7 +19,8 @@ RESULTS_CSV = Path(os.environ.get("FUSED_RESULTS", ROOT / "results" / "timings.c
 LAUNCHER = "launcher.cpp"
 # the depthwise half of the backward (rungs 3-4, and rung 5 with the 1x1 conv's data gradient), built beside every
 # CUDA variant
-BACKWARD_KERNELS = ("dw_silu_backward.cu", "dw_silu_backward_tc.cu", "pw_weight_grad.cu", "pw_weight_grad_wgmma.cu")
+BACKWARD_KERNELS = ("dw_silu_backward.cu", "dw_silu_backward_tc.cu", "pw_weight_grad.cu", "pw_weight_grad_wgmma.cu",
+                    "dw_silu_wgrad_wgmma.cu")
 
 
 # Headline shape (KernelBench style).
@@ -77,8 +78,9 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # "wgrad_kernel": "dw_kernel" with the 1x1 conv's weight and bias gradients by the backward's own TF32 kernel where
 # allow_tf32 is on, cuDNN's own weight gradient is TF32 at the shape and 32 <= C, C_out <= 128: rung 7
 # (kernels/pw_weight_grad_wgmma.cu, TMA + wgmma) in sm_90a builds on an sm_90 GPU, else rung 6
-# (kernels/pw_weight_grad.cu, mma.sync). Measured no faster than "dw_kernel" (rung 7) or slower (rung 6): an opt-in
-# for A/B.
+# (kernels/pw_weight_grad.cu, mma.sync); and where rung 8 takes the shape (sm_90, an sm_90a build, rung 4's vector
+# shapes with K <= 5), kernels/dw_silu_wgrad_wgmma.cu does rung 4's job and the weight gradient in one pass (the
+# activations stay in shared memory). docs/results.md has its measurements against "dw_kernel".
 # "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic cuDNN).
 # docs/results.md has the measurements of each rung.
 BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3}

@@ -8,7 +8,8 @@
 // sums, partial[(c * (K + 1) + k) * n + tile * B + b] (k = K: the bias; n = tiles * B) and
 // partial_pw[o * n + tile * B + b], which dw_backward_finish sums in a fixed order: deterministic, no atomics.
 // Rung 5 (dw_silu_backward_tc.cu) takes w_pw instead of ga and computes ga = W_pw^T gy itself, per 64-step tile on
-// TF32 tensor cores; its partials have the same layout over its own tiles.
+// TF32 tensor cores; its partials have the same layout over its own tiles. Rung 8 (dw_silu_wgrad_wgmma.cu) takes
+// ga and gy, writes no act and computes the 1x1 conv's weight gradient as well; its partials are per block.
 #pragma once
 #include <cstdint>
 
@@ -79,3 +80,13 @@ void backward_finish(const BackwardSums& s, void* stream);
 // act = silu(dw(x)) (B, C, T_out) float32 with eager's bits, the recompute the 1x1 conv's backward needs where
 // x needs no gradient; reads x, w_dw, b_dw and the shape of `a` only. Same limits as dw_silu_backward.
 void dw_silu_forward(const DwBackwardArgs& a, float* act, void* stream);
+// Rung 8 (dw_silu_wgrad_wgmma.cu, TMA + wgmma): rung 4's outputs from ga, x and gy (a.act and a.w_pw nullptr: act
+// is not written, it stays in shared memory as the GEMM's operand) and the 1x1 conv's weight gradient dW_pw = gy
+// act^T (TF32 operands rounded to nearest even, as cuDNN's weight gradient), in one pass. Each of its G blocks
+// writes partials: partial[(c * (K + 1) + k) * G + blk], partial_pw[o * G + blk] (where not nullptr) and
+// partial_w[(blk * C_out + o) * C + c]; backward_finish sums them (n = n_pw = n_w = G). Whether it takes the args
+// (built for sm_90a, an sm_90 GPU, rung 4's vector shapes with K <= 5, kTcMinC <= C, C_out <= 128), G for them (one
+// block per SM at most), and the launch (throws where it does not fit).
+bool dw_wgrad_fused_fits(const DwBackwardArgs& a);
+int64_t dw_wgrad_fused_blocks(const DwBackwardArgs& a);
+void dw_silu_wgrad_fused(const DwBackwardArgs& a, float* partial_w, int64_t G, void* stream);

@@ -38,6 +38,7 @@
 #include "dw_backward_args.h"
 #include "row_float4.cuh"
 #include "row_window.cuh"
+#include "warp_reduce.cuh"
 
 namespace dwbw {
 
@@ -52,10 +53,7 @@ inline size_t smem_bytes(int K, int halo) {
   return (static_cast<size_t>(K) + 2 * kTile + 3 * static_cast<size_t>(halo) + kWarps * (K + 2)) * sizeof(float);
 }
 
-__device__ __forceinline__ float warp_sum(float s) {
-  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-  return s;
-}
+using wred::warp_sum;
 
 // This thread's share of a dy row's sum over the tile [t0, t0 + kTile) (for db_pw), loads issued before use.
 struct GyShare {

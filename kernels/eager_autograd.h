@@ -27,6 +27,9 @@
 // pw_weight_grad.cu, mma.sync, elsewhere) instead of cuDNN's weight gradient and the depthwise kernel's dy sums, one
 // finishing launch summing every kernel's partials. Measured no faster than mode 1 (rung 7 reads its 33.5 MB slower
 // than cuDNN's kernel does; rung 6 slower still), so not the default.
+// Where it takes the shape (an sm_90 GPU, an sm_90a build, K <= 5, with dx or the depthwise's gradients wanted),
+// mode 3 runs backward rung 8 instead (dw_silu_wgrad_wgmma.cu: rung 4's job and the weight gradient in one pass, the
+// activations never written to memory).
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -268,6 +271,62 @@ inline void finish_sums(const DwKernelGrads* d, const PwKernelPartials& p, int64
 #endif
 }
 
+// Rung 8 (dw_silu_wgrad_wgmma.cu): from ga, gy and x in one kernel, (dx (want_dx), dW_dw, db_dw (where b_dw is
+// defined), dW_pw (C_out, C, 1), db_pw (want_db_pw)), then one backward_finish; nullopt where it does not take the
+// args (dw_wgrad_fused_fits): the caller runs rung 4 and the weight gradient apart. Its dW_pw is TF32 (operands
+// rounded to nearest even): the caller asks only where cuDNN's weight gradient is a TF32 GEMM (pw_kernel_runs).
+inline c10::optional<std::array<at::Tensor, 5>> dw_wgrad_fused_backward(
+    const at::Tensor& ga, const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w_dw, const at::Tensor& b_dw,
+    int64_t dilation, int64_t padding, bool want_dx, bool want_db_pw) {
+#ifdef DWSEP_BACKWARD_KERNEL
+  const c10::cuda::CUDAGuard guard(x.device());
+  const at::Tensor xc = x.contiguous(), w = w_dw.contiguous(), gc = ga.contiguous(), gyc = gy.contiguous();
+  const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
+  DwBackwardArgs a{};
+  a.x = xc.data_ptr<float>();
+  a.ga = gc.data_ptr<float>();
+  a.gy = gyc.data_ptr<float>();
+  a.w_dw = w.data_ptr<float>();
+  a.b_dw = bc.defined() ? bc.data_ptr<float>() : nullptr;
+  a.B = xc.size(0); a.C = xc.size(1); a.T = xc.size(2); a.T_out = gc.size(2); a.C_out = gyc.size(1);
+  a.K = static_cast<int>(w.size(2)); a.dilation = static_cast<int>(dilation); a.padding = static_cast<int>(padding);
+  // the outputs are the caching allocator's (512-byte aligned); the kernel's fit checks x's, ga's and gy's
+  if (!dw_wgrad_fused_fits(a)) return c10::nullopt;
+  const int64_t G = dw_wgrad_fused_blocks(a);
+  std::array<at::Tensor, 5> g{};
+  if (want_dx) g[0] = at::empty_like(xc);
+  g[1] = at::empty(w_dw.sizes(), xc.options());
+  if (bc.defined()) g[2] = at::empty({a.C}, xc.options());
+  g[3] = at::empty({a.C_out, a.C, 1}, xc.options());
+  if (want_db_pw) g[4] = at::empty({a.C_out}, xc.options());
+  const at::Tensor partial = at::empty({a.C * (a.K + 1), G}, xc.options());
+  const at::Tensor partial_pw = want_db_pw ? at::empty({a.C_out, G}, xc.options()) : at::Tensor();
+  const at::Tensor partial_w = at::empty({G, a.C_out, a.C}, xc.options());
+  a.dx = want_dx ? g[0].data_ptr<float>() : nullptr;
+  a.partial = partial.data_ptr<float>();
+  a.partial_pw = want_db_pw ? partial_pw.data_ptr<float>() : nullptr;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  dw_silu_wgrad_fused(a, partial_w.data_ptr<float>(), G, stream);
+  cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "dw_silu_wgrad_fused: kernel launch failed: ", cudaGetErrorString(err));
+  BackwardSums s;
+  s.partial = a.partial; s.n = G; s.C = a.C; s.K = a.K;
+  s.dw_dw = g[1].data_ptr<float>();
+  s.db_dw = bc.defined() ? g[2].data_ptr<float>() : nullptr;
+  if (want_db_pw) { s.partial_pw = a.partial_pw; s.n_pw = G; s.C_out = a.C_out; s.db_pw = g[4].data_ptr<float>(); }
+  s.partial_w = partial_w.data_ptr<float>(); s.n_w = G; s.C_out = a.C_out; s.C_in = a.C;
+  s.dw_pw = g[3].data_ptr<float>();
+  backward_finish(s, stream);
+  err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "backward_finish: kernel launch failed: ", cudaGetErrorString(err));
+  return g;
+#else
+  (void)ga; (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)dilation; (void)padding; (void)want_dx;
+  (void)want_db_pw;
+  return c10::nullopt;
+#endif
+}
+
 // act = silu(dw(x)) recomputed by dw_silu_backward.cu's dw_silu_forward (eager's bits; see dw_kernel_runs).
 inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, const at::Tensor& b_dw, int64_t dilation,
                                 int64_t padding) {
@@ -324,6 +383,14 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
       const at::Tensor shape_only = at::empty({x.size(0), c, gy.size(2)}, x.options());
       const at::Tensor ga = std::get<0>(at::convolution_backward(gy, shape_only, w_pw, at::OptionalIntArrayRef(),
                                                                  {1}, {0}, {1}, false, {0}, 1, {true, false, false}));
+      if (pw6) {  // rung 8 where it takes the shape: the depthwise half and the weight gradient in one pass
+        const auto r = dw_wgrad_fused_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], db_pw);
+        if (r) {
+          for (int i = 0; i < 5; ++i)
+            if (need[i]) g[i] = (*r)[i];
+          return g;
+        }
+      }
       fused = dw_kernel_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], need[3], gy_db, at::Tensor(),
                                  !pw6);
     }

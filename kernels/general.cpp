@@ -104,6 +104,24 @@ std::tuple<torch::Tensor, torch::Tensor, int64_t> pw_weight_grad(torch::Tensor g
   dwsep::finish_sums(nullptr, p, a.size(1), 1);
   return {p.dw_pw, p.db_pw, rung};
 }
+
+// Backward rung 8 alone (dw_silu_wgrad_wgmma.cu): from ga = dL/d act, gy and x, (dx, dW_dw, db_dw, dW_pw, db_pw)
+// (db_dw undefined without b_dw). For checking the kernel against float64 (tests/test_gpu.py); the backward calls it
+// through eager_autograd.h. Refuses shapes outside dw_wgrad_fused_fits.
+std::vector<torch::Tensor> dw_wgrad_fused(torch::Tensor ga, torch::Tensor gy, torch::Tensor x, torch::Tensor w_dw,
+                                          c10::optional<torch::Tensor> b_dw, int64_t dilation, int64_t padding) {
+  TORCH_CHECK(ga.is_cuda() && gy.is_cuda() && x.is_cuda() && w_dw.is_cuda() && x.dim() == 3 && ga.sizes() == x.sizes() &&
+                  gy.dim() == 3 && gy.size(0) == x.size(0) && gy.size(2) == x.size(2) && w_dw.dim() == 3 &&
+                  w_dw.size(0) == x.size(1) && w_dw.size(1) == 1,
+              "dw_wgrad_fused: ga and x (B, C, T), gy (B, C_out, T), w_dw (C, 1, K) CUDA tensors; got ga ", shape_of(ga),
+              ", gy ", shape_of(gy), ", x ", shape_of(x), ", w_dw ", shape_of(w_dw));
+  const auto g = dwsep::dw_wgrad_fused_backward(ga, gy, x, w_dw, b_dw ? *b_dw : torch::Tensor(), dilation, padding,
+                                                true, true);
+  TORCH_CHECK(g.has_value(), "dw_wgrad_fused: outside backward rung 8's limits (an sm_90 GPU and an sm_90a build, "
+              "float32, K <= 5 with 'same' padding of an even span, T % 4 == 0, 32 <= C, C_out <= 128); got x ",
+              shape_of(x), ", gy ", shape_of(gy), ", K ", w_dw.size(2), ", dilation ", dilation);
+  return {(*g)[0], (*g)[1], (*g)[2], (*g)[3], (*g)[4]};
+}
 #endif
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -119,5 +137,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 #ifdef DWSEP_BACKWARD_KERNEL
   m.def("pw_weight_grad", &pw_weight_grad, "(dW_pw, db_pw, rung) from gy and act by backward rung 7 or 6",
         py::arg("gy"), py::arg("act"));
+  m.def("dw_wgrad_fused", &dw_wgrad_fused, "[dx, dW_dw, db_dw, dW_pw, db_pw] by backward rung 8 alone",
+        py::arg("ga"), py::arg("gy"), py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("dilation"),
+        py::arg("padding"));
 #endif
 }

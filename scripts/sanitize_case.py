@@ -4,7 +4,8 @@ Usage: compute-sanitizer --tool memcheck python scripts/sanitize_case.py VARIANT
 dw_silu kernel (kernels/dw_silu.cu) in every dtype, against eager. VARIANT `backward`: the depthwise half of the
 backward (kernels/dw_silu_backward.cu, rungs 3-4, and dw_silu_backward_tc.cu, rung 5) and the 1x1 conv's weight
 gradient (pw_weight_grad.cu, rung 6, or pw_weight_grad_wgmma.cu, rung 7, on sm_90: the shapes with C, C_out >= 32)
-through the general path's forward_train, gradients against eager's; and rung 7 (or 6) alone at odd shapes."""
+through the general path's forward_train, gradients against eager's (mode 3 runs rung 8, dw_silu_wgrad_wgmma.cu, on
+sm_90 where it takes the shape); and rungs 7 (or 6) and 8 alone at odd shapes."""
 import sys
 from pathlib import Path
 
@@ -65,9 +66,30 @@ if variant == "backward":
         ref = torch.einsum("bot,bct->oc", gy.double(), act.double())
         worst_pw = max(worst_pw, fj.max_diff(dw[:, :, 0], ref) / float(ref.abs().max()),
                        fj.max_diff(db, gy.double().sum((0, 2))) / float(gy.double().sum((0, 2)).abs().max()))
+    worst_r8, ran_r8 = 0.0, 0  # rung 8 alone (sm_90): every gradient against float64 autograd's, TF32 class
+    for B, C, C_out, T, K, d, bias in [(3, 40, 100, 1000, 5, 2, True), (1, 33, 128, 4100, 5, 4, False),
+                                       (5, 97, 35, 36, 3, 3, True), (1, 32, 32, 4, 5, 1, True)]:
+        if torch.cuda.get_device_capability() != (9, 0):
+            break
+        pad = (K - 1) * d // 2
+        x, ga = torch.randn(B, C, T, device="cuda"), torch.randn(B, C, T, device="cuda")
+        gy, w = torch.randn(B, C_out, T, device="cuda"), torch.randn(C, 1, K, device="cuda")
+        b = torch.randn(C, device="cuda") if bias else None
+        got = fj.general_kernel().dw_wgrad_fused(ga, gy, x, w, b, d, pad)
+        x64, w64 = x.double().requires_grad_(True), w.double().requires_grad_(True)
+        b64 = b.double().requires_grad_(True) if bias else None
+        act = torch.nn.functional.silu(torch.nn.functional.conv1d(x64, w64, b64, padding=pad, dilation=d, groups=C))
+        (act * ga.double()).sum().backward()
+        refs = [x64.grad, w64.grad, b64.grad if bias else None,
+                torch.einsum("bot,bct->oc", gy.double(), act.detach())[:, :, None], gy.double().sum((0, 2))]
+        torch.cuda.synchronize()
+        worst_r8 = max([worst_r8] + [fj.max_diff(g_, r) / float(r.abs().max()) for g_, r in zip(got, refs)
+                                     if r is not None])
+        ran_r8 += 1
     print(f"sanitize_case backward: worst max |grad - eager's| / max |eager's| = {worst:.3g} (bound 1e-4); "
-          f"rung {rung} alone: max |dW_pw, db_pw - float64's| / max = {worst_pw:.3g} (bound 1e-3)")
-    sys.exit(0 if worst <= 1e-4 and worst_pw <= 1e-3 else 1)
+          f"rung {rung} alone: max |dW_pw, db_pw - float64's| / max = {worst_pw:.3g} (bound 1e-3); "
+          f"rung 8 alone at {ran_r8} shapes: max |grad - float64's| / max = {worst_r8:.3g} (bound 1e-3)")
+    sys.exit(0 if worst <= 1e-4 and worst_pw <= 1e-3 and worst_r8 <= 1e-3 else 1)
 defines = fj.defines_over_tuned(variant, sys.argv[2:])
 info = fj.variant_info(variant)
 shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   # the headline's tiles

@@ -296,6 +296,50 @@ def test_pw_weight_grad_kernel_against_float64(B, C, C_out, T):
     assert fj.max_diff(db, ref_b) <= 1e-5 * float(ref_b.abs().max()) + 1e-4, fj.max_diff(db, ref_b)
 
 
+RUNG8_SHAPES = [(16, 128, 128, 2048, 5, 2, True), (3, 40, 100, 1000, 5, 2, True), (2, 128, 72, 68, 3, 1, False),
+                (1, 33, 128, 4100, 5, 4, True), (5, 97, 35, 36, 3, 3, True), (1, 32, 32, 4, 5, 1, True)]
+
+
+@pytest.mark.parametrize("B,C,C_out,T,K,d,bias", RUNG8_SHAPES,
+                         ids=["headline", "C_out_wider", "short_no_bias", "odd_C_long_span", "odd_both_short",
+                              "fewest"])
+def test_dw_wgrad_fused_kernel_against_float64(B, C, C_out, T, K, d, bias):
+    """Backward rung 8 alone (dw_silu_wgrad_wgmma.cu: the depthwise half and the 1x1 conv's weight gradient in one
+    pass, on an sm_90 GPU), into NaN-poisoned memory, on fresh random x, ga, gy and weights: dx, dW_dw and db_dw
+    within float32 summation error of float64 autograd's; dW_pw within float32 summation error of float64 sums of
+    its operands rounded to TF32 as cuDNN rounds them (gy, and eager's float32 act); db_pw of gy's row sums. A tile
+    of 32 steps past T (T = 1000, 68, 36, 4), odd C, C_out below and above C, no bias, one step of 4."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("backward rung 8 runs on sm_90 only (wgmma, TMA)")
+    torch.manual_seed(B * 7919 + C * 31 + T)
+    pad = (K - 1) * d // 2
+    x = torch.randn(B, C, T, device="cuda")
+    ga = torch.randn(B, C, T, device="cuda")
+    gy = torch.randn(B, C_out, T, device="cuda")
+    w = torch.randn(C, 1, K, device="cuda") / K ** 0.5
+    b = torch.randn(C, device="cuda") if bias else None
+    x64, w64 = x.double().requires_grad_(True), w.double().requires_grad_(True)
+    b64 = b.double().requires_grad_(True) if bias else None
+    act64 = torch.nn.functional.silu(torch.nn.functional.conv1d(x64, w64, b64, padding=pad, dilation=d, groups=C))
+    (act64 * ga.double()).sum().backward()
+    act32 = torch.nn.functional.silu(torch.nn.functional.conv1d(x, w, b, padding=pad, dilation=d, groups=C))
+    ref_w = torch.einsum("bot,bct->oc", fj.tf32_rne(gy).double(), fj.tf32_rne(act32).double())
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    _poison_allocator(x.numel(), C * K, C_out * C, sms * C_out * C, sms * C * (K + 1), sms * C_out)
+    fj.smem_poisoner().poison_smem()
+    dx, dw_dw, db_dw, dw_pw, db_pw = fj.general_kernel().dw_wgrad_fused(ga, gy, x, w, b, d, pad)
+    torch.cuda.synchronize()
+    steps = max(1.0, (B * T / 4096) ** 0.5)  # float32 sums over B * T steps: error grows about as its root
+    for name, got, ref, tol in [("dx", dx, x64.grad, 1e-5), ("dW_dw", dw_dw, w64.grad, 1e-5 * steps),
+                                ("dW_pw", dw_pw[:, :, 0], ref_w, 2e-6 * steps),
+                                ("db_pw", db_pw, gy.double().sum((0, 2)), 1e-5 * steps)] + (
+            [("db_dw", db_dw, b64.grad, 1e-5 * steps)] if bias else []):
+        assert got.shape == ref.shape, (name, got.shape, ref.shape)
+        scale = float(ref.abs().max())
+        assert fj.max_diff(got, ref) <= tol * scale + 1e-6, (name, fj.max_diff(got, ref), scale)
+    assert bias or db_dw is None or db_dw.numel() == 0
+
+
 @pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel"])
 def test_kernel_backward_is_strict_with_tf32_off_on_gpu(backward):
     """With torch.backends.cudnn.allow_tf32 off, eager's backward is float32 throughout; so is ModelNew's: no TF32

@@ -1,0 +1,334 @@
+// dw_silu_wgrad_wgmma.cu: backward rung 8, the depthwise + SiLU half of the backward and the 1x1 conv's weight
+// gradient in one pass on Hopper (contract: dw_backward_args.h; rung 4's outputs and partials plus rung 7's dW_pw
+// partials, summed by the same backward_finish).
+// What it changes: with backward="wgrad_kernel", rung 4 wrote act (16.8 MB at the headline) only for rung 7 to read
+// it back with gy (33.5 MB), two kernels of ~20 us each. Here one block owns (b, 32-step tile) pairs with every
+// channel, so the activations it makes for dx's gradient are the GEMM's operand where they are made: act goes from
+// registers to shared memory (TF32, the 128-byte swizzled K-major layout), never to HBM, and gy's tile, staged for
+// db_pw anyway, is the GEMM's other operand. Bytes at the headline: read x, ga, gy, write dx: 67 MB, rung 4's own
+// (it wrote act instead of reading gy), against 100.6 MB for rungs 4 + 7.
+// Form: G = one block per SM (256 threads, two warpgroups), block j owns a contiguous range of (b, tile) pairs.
+// One thread issues three TMA boxes per tile into a ring of `stages` stages (2-4, as many as fit): gy (C_out rows x
+// 32 steps, 128-byte swizzle), x over [t0 - halo, t0 + 32 + halo) and ga over [t0 - halo/2, t0 + 32 + halo/2)
+// (C rows each, zeros outside the tensor). Per tile:
+//   - each thread rounds 4 of gy's 16-byte units to TF32 in place (db_pw's sums of the unrounded gy on the way);
+//   - warp w takes channels w, w + 8, ..: lane l makes v, the SiLU terms, gv and act of step t0 + l (rung 4's
+//     expressions), adds gv x and gv to the channel's K + 1 sums (registers, for the block's whole range), writes
+//     gv over ga in place and act (rounded to TF32) into the act tile; the halo's gv steps (half the span each
+//     side) next, lanes over (channel, step);
+//   - after one barrier each warpgroup issues 4 wgmma m64n128k8 (its 64 rows of dW_pw x 128 columns, accumulators
+//     in registers for the block's range) and, while they run, computes dx of step t0 + l from gv's window, one
+//     128-byte store a row (code without calls: ptxas serializes wgmmas left in flight across the IEEE
+//     divisions' slow-path calls), then waits for them. Two act tiles alternate; a stage is refilled at the next
+//     tile's barrier.
+// Prediction: rung 4's time or a little more (its bytes; the MMA and the TMA asynchronous beside the arithmetic),
+// and the backward ~20 us faster than the default: one kernel of ~22 us where the default runs rung 4 (25.9 us)
+// and cuDNN's weight gradient (13.6 + 1.8).
+// Numerics: v, act and gv as rung 4 (eager's bits before act's TF32 rounding); dx's taps in aten's order; dW_pw
+// from TF32 operands rounded to nearest even as cuDNN's weight gradient rounds them (so it runs only where that is
+// a TF32 GEMM: eager_autograd.h); the sums in fixed orders (deterministic, no atomics): within float32 summation
+// order of eager's gradients.
+// Limits: an sm_90 GPU and a build for sm_90a; rung 4's vector shapes with K <= 5 (DWWG_SHAPES: the channels'
+// sums live in registers beside the 64 accumulators); kTcMinC <= C, C_out <= 128; float32.
+#include <cuda_runtime.h>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include "common.cuh"       // tc_round_tf32
+#include "mbarrier.cuh"     // mbar_init, mbar_wait
+#include "wgmma_ops.cuh"    // Wgmma, wg_desc, wg_swz, TMA loads, tma_map_3d
+#include "row_float4.cuh"   // in_row
+#include "warp_reduce.cuh"  // warp_sum
+#include "dw_backward_args.h"
+
+// The (K, dilation) pairs compiled for rung 8: X(K, D) for each (rung 4's with K <= 5).
+#ifndef DWWG_SHAPES
+#define DWWG_SHAPES(X) X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4)
+#endif
+
+namespace dwwg {
+
+constexpr int kTT = 32;                      // steps per tile: one 128-byte row of fp32, the GEMM's k per tile
+constexpr int kThreads = 256, kWarps = kThreads / 32;
+constexpr int kRows = 128;                   // channels (C and C_out) at most
+constexpr int kCPW = kRows / kWarps;         // channels per warp: c = warp + kWarps * ci
+constexpr uint32_t kOpBytes = kRows * kTT * 4;  // one GEMM operand's tile (gy or act): 16 KB
+constexpr size_t kSmemMax = 227 * 1024;      // an sm_90 block's dynamic shared memory
+constexpr int kMaxStages = 4;
+static_assert(kOpBytes / 16 == 4 * kThreads, "each thread rounds 4 units of gy's tile");
+
+template <int K, int D>
+struct Shape {
+  static constexpr int H = (K - 1) * D, P = H / 2;  // the span (even: rung 4's vector shapes), 'same' padding
+  static constexpr int XW = kTT + 2 * H;             // x over [t0 - H, t0 + kTT + H)
+  static constexpr int GW = (kTT + H + 3) / 4 * 4;   // ga, then gv, over [t0 - P, t0 + kTT + P), 16-byte rows
+  static constexpr uint32_t kXBytes = kRows * XW * 4, kGBytes = kRows * GW * 4;
+  static constexpr uint32_t kStageBytes = kOpBytes + kXBytes + kGBytes;  // gy (1024-byte aligned), x, ga
+  static_assert(kStageBytes % 1024 == 0, "every stage's gy tile 1024-byte aligned for the swizzle");
+  static_assert((kCPW * H) % 32 == 0, "the halo's gv steps in whole warps");
+  static size_t smem(int stages) {  // + 1024-byte alignment, the two act tiles, the weights and biases, mbarriers
+    return 1024 + 2 * kOpBytes + stages * static_cast<size_t>(kStageBytes) + kRows * (K + 1) * 4 + 8 * stages;
+  }
+  static int stages() {
+    for (int s = kMaxStages; s >= 2; --s)
+      if (smem(s) <= kSmemMax) return s;
+    return 0;
+  }
+};
+
+// grid G, kThreads threads, Shape::smem(stages) bytes of dynamic shared memory. ymap: gy (B, C_out, T) as 3-D (T,
+// rows, B), box (kTT, C_out, 1), 128-byte swizzle; xmap, gmap: x and ga (B, C, T), boxes (XW, C, 1) and (GW, C, 1),
+// no swizzle. Rows of the GEMM's tiles past C_out or C are stale; each feeds only its own row or column of dW_pw,
+// which is not stored.
+template <int K, int D>
+__global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_constant__ CUtensorMap ymap,
+                                                              const __grid_constant__ CUtensorMap xmap,
+                                                              const __grid_constant__ CUtensorMap gmap,
+                                                              const DwBackwardArgs a, float* partial_w, int stages) {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __trap();  // built for another arch: dw_wgrad_fused_fits is false there, so this never runs
+#elif defined(__CUDA_ARCH__)
+  using S = Shape<K, D>;
+  extern __shared__ unsigned char smem_raw[];
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(smem_raw);
+  unsigned char* smem = reinterpret_cast<unsigned char*>((raw + 1023) & ~uintptr_t(1023));
+  unsigned char* stage0 = smem + 2 * kOpBytes;  // the two act tiles first
+  float* ws = reinterpret_cast<float*>(stage0 + static_cast<size_t>(stages) * S::kStageBytes);  // w_dw (C, K), b_dw
+  uint64_t* full = reinterpret_cast<uint64_t*>(ws + kRows * (K + 1));
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = tid >> 7;
+  const int C = static_cast<int>(a.C), C_out = static_cast<int>(a.C_out), T = static_cast<int>(a.T);
+  const int tiles = (T + kTT - 1) / kTT;
+  const int64_t chunks = a.B * tiles, G = gridDim.x, blk = blockIdx.x;
+  const int64_t c_begin = blk * chunks / G;
+  const int n = static_cast<int>((blk + 1) * chunks / G - c_begin);
+  const uint32_t tx_bytes = static_cast<uint32_t>(C * (S::XW + S::GW) + C_out * kTT) * 4;
+  auto where = [&](int i, int& b, int& t0) {  // tile i of this block (32-bit: the host keeps B * tiles < 2^31)
+    const unsigned id = static_cast<unsigned>(c_begin) + i;
+    b = static_cast<int>(id / static_cast<unsigned>(tiles));
+    t0 = static_cast<int>(id - static_cast<unsigned>(b) * tiles) * kTT;
+  };
+  auto issue = [&](int i) {  // tile i -> stage i % stages (thread 0)
+    int b, t0;
+    where(i, b, t0);
+    unsigned char* st = stage0 + (i % stages) * S::kStageBytes;
+    uint64_t* bar = &full[i % stages];
+    mbar_expect_tx(bar, tx_bytes);
+    tma_load_3d(st, &ymap, bar, t0, 0, b);
+    tma_load_3d(st + kOpBytes, &xmap, bar, t0 - S::H, 0, b);
+    tma_load_3d(st + kOpBytes + S::kXBytes, &gmap, bar, t0 - S::P, 0, b);
+  };
+  if (tid == 0) {
+    for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
+  }
+  for (int i = tid; i < C * K; i += kThreads) ws[i] = __ldg(a.w_dw + i);
+  for (int i = tid; i < C; i += kThreads) ws[kRows * K + i] = a.b_dw ? __ldg(a.b_dw + i) : 0.0f;
+  __syncthreads();
+  if (tid == 0)
+    for (int i = 0; i < n && i < stages; ++i) issue(i);
+  float d[1][64];
+#pragma unroll
+  for (int r = 0; r < 64; ++r) d[0][r] = 0.0f;
+  float dbs[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // gy rows tid / 8 + 32 k: this thread's units of them
+  float sums[kCPW][K + 1];                  // channel warp + 8 ci: K of dW_dw, then db_dw (this lane's steps)
+#pragma unroll
+  for (int ci = 0; ci < kCPW; ++ci)
+#pragma unroll
+    for (int k = 0; k <= K; ++k) sums[ci][k] = 0.0f;
+  const uint32_t base = smem_u32(smem);
+  for (int i = 0; i < n; ++i) {
+    const int s = i % stages;
+    int b, t0;
+    where(i, b, t0);
+    unsigned char* st = stage0 + s * S::kStageBytes;
+    mbar_wait(&full[s], (i / stages) & 1);
+    float4* u = reinterpret_cast<float4*>(st);  // gy's tile: unit f is row f / 8, a quarter warp one row
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float4 v = u[tid + kThreads * k];
+      dbs[k] += (v.x + v.y) + (v.z + v.w);
+      u[tid + kThreads * k] = tc_round_tf32(v);
+    }
+    const float* xs = reinterpret_cast<const float*>(st + kOpBytes);
+    float* gs = reinterpret_cast<float*>(st + kOpBytes + S::kXBytes);
+    unsigned char* at = smem + (i & 1) * kOpBytes;  // tile i - 2's wgmmas, which read it, were waited for before the last barrier
+    const bool own = t0 + lane < T;
+    // the tile's own steps: lane -> t = t0 + lane (gv index P + lane, x index P + lane + k D)
+#pragma unroll
+    for (int ci = 0; ci < kCPW; ++ci) {
+      const int c = warp + kWarps * ci;
+      if (c >= C) break;
+      const float* xr = xs + c * S::XW + S::P + lane;
+      float* gr = gs + c * S::GW + S::P + lane;
+      float xk[K], v = ws[kRows * K + c];
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        xk[k] = xr[k * D];
+        v = fmaf(ws[c * K + k], xk[k], v);
+      }
+      const float ex = expf(-v);
+      const float sg = 1.0f / (1.0f + ex);
+      const float gval = own ? *gr * sg * (1.0f + v * (1.0f - sg)) : 0.0f;
+#pragma unroll
+      for (int k = 0; k < K; ++k) sums[ci][k] = fmaf(gval, xk[k], sums[ci][k]);
+      sums[ci][K] += gval;
+      *gr = gval;
+      *reinterpret_cast<float*>(at + wg_swz<4>(c, lane, kRows)) = own ? tc_round_tf32(v / (1.0f + ex)) : 0.0f;
+    }
+    // the halo's gv steps, [t0 - P, t0) and [t0 + kTT, t0 + kTT + P): lanes over (channel, step)
+#pragma unroll
+    for (int it = 0; it < kCPW * S::H / 32; ++it) {
+      const int idx = 32 * it + lane, ci = idx / S::H, q = idx - ci * S::H, c = warp + kWarps * ci;
+      const int j = q < S::P ? q : kTT + q;  // gv index; t = t0 - P + j
+      if (c < C) {
+        const float* xr = xs + c * S::XW + j;
+        float v = ws[kRows * K + c];
+#pragma unroll
+        for (int k = 0; k < K; ++k) v = fmaf(ws[c * K + k], xr[k * D], v);
+        const float ex = expf(-v);
+        const float sg = 1.0f / (1.0f + ex);
+        float* gr = gs + c * S::GW + j;
+        *gr = rowf4::in_row(t0 - S::P + j, T) ? *gr * sg * (1.0f + v * (1.0f - sg)) : 0.0f;
+      }
+    }
+    fence_proxy_async();  // the rounded gy and act -> visible to wgmma (and to the TMA that refills the stage)
+    __syncthreads();      // every warp's gv and act of tile i written; tile i - 1's stage free (its wgmmas waited for)
+    if (tid == 0 && i >= 1 && i - 1 + stages < n) issue(i - 1 + stages);
+    const uint32_t a_addr = base + 2 * kOpBytes + s * S::kStageBytes + wg * 64 * 128,
+                   b_addr = base + (i & 1) * kOpBytes;
+    wg_fence_regs(d);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int ks = 0; ks < kTT / 8; ++ks)
+      Wgmma<128, float>::mma(d[0], wg_desc(a_addr + 32 * ks), wg_desc(b_addr + 32 * ks), 1);
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    wg_fence_regs(d);
+    // dx[t0 + lane] = sum_k w[k] gv[t0 + lane + P - k D] (gv index lane + H - k D), beside the wgmmas: this code
+    // calls nothing (the IEEE divisions above do: ptxas serializes wgmmas left running across a call)
+    if (a.dx && own) {
+#pragma unroll
+      for (int ci = 0; ci < kCPW; ++ci) {
+        const int c = warp + kWarps * ci;
+        if (c >= C) break;
+        const float* gr = gs + c * S::GW + S::H + lane;
+        float acc = 0.0f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) acc = fmaf(ws[c * K + k], gr[-k * D], acc);
+        a.dx[(static_cast<int64_t>(b) * C + c) * T + t0 + lane] = acc;
+      }
+    }
+    wg_wait<0>();  // this warpgroup's wgmmas of tile i done: after the next barrier, both warpgroups' are
+    wg_fence_regs(d);
+  }
+  wg_wait<0>();
+  wg_fence_regs(d);
+  // dW_pw's partial: rows 64 wg + 16 (warp % 4) + lane / 4 (+8), columns 8 j + 2 (lane % 4) (+1) in d[4 j + ..]
+  float* pw = partial_w + blk * C_out * static_cast<int64_t>(C);
+  const int o0 = 64 * wg + 16 * (warp & 3) + (lane >> 2);
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const int c = 8 * j + 2 * (lane & 3);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int o = o0 + 8 * h;
+      if (o >= C_out) continue;
+      float* dst = pw + static_cast<int64_t>(o) * C + c;
+      if (c < C) dst[0] = d[0][4 * j + 2 * h];
+      if (c + 1 < C) dst[1] = d[0][4 * j + 2 * h + 1];
+    }
+  }
+  // db_pw's partial: a row's 8 units are 8 consecutive lanes; their sums meet by fixed-order shuffles
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    float x = dbs[k];
+    x += __shfl_xor_sync(0xffffffffu, x, 1);
+    x += __shfl_xor_sync(0xffffffffu, x, 2);
+    x += __shfl_xor_sync(0xffffffffu, x, 4);
+    const int r = tid / 8 + 32 * k;
+    if (a.partial_pw && (tid & 7) == 0 && r < C_out) a.partial_pw[static_cast<int64_t>(r) * G + blk] = x;
+  }
+  // dW_dw's and db_dw's partials: partial[(c (K + 1) + k) G + blk]
+#pragma unroll
+  for (int ci = 0; ci < kCPW; ++ci) {
+    const int c = warp + kWarps * ci;
+    if (c >= C) break;
+#pragma unroll
+    for (int k = 0; k <= K; ++k) {
+      const float t = wred::warp_sum(sums[ci][k]);
+      if (lane == 0) a.partial[(static_cast<int64_t>(c) * (K + 1) + k) * G + blk] = t;
+    }
+  }
+#endif
+}
+
+inline CUtensorMap box_map(const float* base, int64_t B, int64_t rows, int64_t T, int box_t,
+                           CUtensorMapSwizzle swizzle) {
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(B)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(T) * 4, static_cast<cuuint64_t>(rows * T) * 4};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_t), static_cast<cuuint32_t>(rows), 1};
+  return tma_map_3d(base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, dims, strides, box, swizzle);
+}
+
+template <int K, int D>
+void launch(const DwBackwardArgs& a, float* partial_w, int64_t G, cudaStream_t stream) {
+  using S = Shape<K, D>;
+  const int stages = S::stages();
+  const size_t smem = S::smem(stages);
+  const CUtensorMap ymap = box_map(a.gy, a.B, a.C_out, a.T, kTT, CU_TENSOR_MAP_SWIZZLE_128B),
+                    xmap = box_map(a.x, a.B, a.C, a.T, S::XW, CU_TENSOR_MAP_SWIZZLE_NONE),
+                    gmap = box_map(a.ga, a.B, a.C, a.T, S::GW, CU_TENSOR_MAP_SWIZZLE_NONE);
+  cudaError_t err = cudaFuncSetAttribute(dw_wgrad_kernel<K, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(smem));
+  if (err == cudaSuccess) {
+    dw_wgrad_kernel<K, D><<<static_cast<unsigned>(G), kThreads, smem, stream>>>(ymap, xmap, gmap, a, partial_w,
+                                                                                stages);
+    err = cudaGetLastError();
+  }
+  if (err != cudaSuccess)
+    throw std::runtime_error(std::string("dw_silu_wgrad_fused: launch failed: ") + cudaGetErrorString(err));
+}
+
+}  // namespace dwwg
+
+bool dw_wgrad_fused_fits(const DwBackwardArgs& a) {
+#ifdef FUSED_SM90A
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+    return false;
+  bool compiled = false;
+#define DWWG_COMPILED(KK, DD) compiled = compiled || (a.K == KK && a.dilation == DD && dwwg::Shape<KK, DD>::stages() >= 2);
+  DWWG_SHAPES(DWWG_COMPILED)
+#undef DWWG_COMPILED
+  return major == 9 && minor == 0 && compiled && a.ga && a.gy && !a.w_pw && !a.act && a.B >= 1 && a.T >= 1 &&
+         a.T <= 0x7fffffff - 1024 && a.B * ((a.T + dwwg::kTT - 1) / dwwg::kTT) <= 0x7fffffff && a.C >= kTcMinC && a.C <= dwwg::kRows &&
+         a.C_out >= kTcMinC && a.C_out <= dwwg::kRows && dw_backward_vec_shape(a);
+#else
+  (void)a;
+  return false;
+#endif
+}
+
+int64_t dw_wgrad_fused_blocks(const DwBackwardArgs& a) {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
+    sms = 1;
+  const int64_t chunks = a.B * ((a.T + dwwg::kTT - 1) / dwwg::kTT);
+  return chunks < sms ? chunks : sms;
+}
+
+void dw_silu_wgrad_fused(const DwBackwardArgs& a, float* partial_w, int64_t G, void* stream) {
+  if (!dw_wgrad_fused_fits(a) || !partial_w || !a.partial)
+    throw std::runtime_error("dw_silu_wgrad_fused: not built for sm_90a, no partials, or shape outside its limits");
+  if (G < 1) return;
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+#define DWWG_LAUNCH(KK, DD)                          \
+  if (a.K == KK && a.dilation == DD) {                \
+    dwwg::launch<KK, DD>(a, partial_w, G, s);         \
+    return;                                           \
+  }
+  DWWG_SHAPES(DWWG_LAUNCH)
+#undef DWWG_LAUNCH
+}
