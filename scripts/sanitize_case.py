@@ -66,22 +66,13 @@ if variant == "backward":
         ref = torch.einsum("bot,bct->oc", gy.double(), act.double())
         worst_pw = max(worst_pw, fj.max_diff(dw[:, :, 0], ref) / float(ref.abs().max()),
                        fj.max_diff(db, gy.double().sum((0, 2))) / float(gy.double().sum((0, 2)).abs().max()))
-    worst_r8, ran_r8 = 0.0, 0  # rung 8 alone (sm_90): every gradient against float64 autograd's, TF32 class
-    for B, C, C_out, T, K, d, bias in [(3, 40, 100, 1000, 5, 2, True), (1, 33, 128, 4100, 5, 4, False),
-                                       (5, 97, 35, 36, 3, 3, True), (1, 32, 32, 4, 5, 1, True)]:
+    worst_r8, ran_r8 = 0.0, 0  # rung 8 alone (sm_90): every gradient against float64's (fj.dw_wgrad_case)
+    for shape in [(3, 40, 100, 1000, 5, 2, True), (1, 33, 128, 4100, 5, 4, False), (5, 97, 35, 36, 3, 3, True),
+                  (1, 32, 32, 4, 5, 1, True)]:
         if torch.cuda.get_device_capability() != (9, 0):
             break
-        pad = (K - 1) * d // 2
-        x, ga = torch.randn(B, C, T, device="cuda"), torch.randn(B, C, T, device="cuda")
-        gy, w = torch.randn(B, C_out, T, device="cuda"), torch.randn(C, 1, K, device="cuda")
-        b = torch.randn(C, device="cuda") if bias else None
-        got = fj.general_kernel().dw_wgrad_fused(ga, gy, x, w, b, d, pad)
-        x64, w64 = x.double().requires_grad_(True), w.double().requires_grad_(True)
-        b64 = b.double().requires_grad_(True) if bias else None
-        act = torch.nn.functional.silu(torch.nn.functional.conv1d(x64, w64, b64, padding=pad, dilation=d, groups=C))
-        (act * ga.double()).sum().backward()
-        refs = [x64.grad, w64.grad, b64.grad if bias else None,
-                torch.einsum("bot,bct->oc", gy.double(), act.detach())[:, :, None], gy.double().sum((0, 2))]
+        args, refs, _ = fj.dw_wgrad_case(*shape)
+        got = fj.general_kernel().dw_wgrad_fused(*args)
         torch.cuda.synchronize()
         worst_r8 = max([worst_r8] + [fj.max_diff(g_, r) / float(r.abs().max()) for g_, r in zip(got, refs)
                                      if r is not None])
