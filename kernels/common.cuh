@@ -38,6 +38,26 @@ __host__ __device__ __forceinline__ T ceil_div(T a, T b) { return (a + b - 1) / 
 // output (../DESIGN numerics: one ulp off already costs up to 8.6e-5 against allclose's 1e-4).
 __device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
 
+// IEEE division a / b without its slow-path call, where that is exact: the division's fast path (an approximate
+// reciprocal, one Newton step, the quotient and one correction by its remainder), which CUDA's div.rn returns
+// unless its range check sends the operands to a subroutine. div_newton_ok bounds both operands well inside the
+// normal range (b in [1, 2^96], |a| in [2^-60, 2^60]: no denormal, overflow or zero on the way); elsewhere the
+// caller divides. The backward's SiLU terms 1 / (1 + e) and v / (1 + e) (e = expf(-v)) computed this way equal IEEE
+// division's at every float32 v where the check passes (scripts/silu_exhaustive.cu, all 2^32 inputs). Without the
+// call a kernel's code stays one basic block, which lets ptxas interleave independent divisions and keep wgmmas
+// in flight across them (backward rung 8).
+__device__ __forceinline__ float div_newton(float a, float b) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(b));
+  r = fmaf(r, fmaf(-b, r, 1.0f), r);
+  const float q = a * r;
+  return fmaf(r, fmaf(-b, q, a), q);
+}
+__device__ __forceinline__ bool div_newton_ok(float a, float b) {
+  const float m = fabsf(a);
+  return b >= 1.0f && b <= 0x1p96f && m >= 0x1p-60f && m <= 0x1p60f;
+}
+
 // Element type <-> float, so one kernel template serves float32, bfloat16 and float16 I/O.
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }

@@ -49,23 +49,25 @@
 namespace dwwg {
 
 constexpr int kTT = 32;                      // steps per tile: one 128-byte row of fp32, the GEMM's k per tile
-constexpr int kThreads = 256, kWarps = kThreads / 32;
+constexpr int kThreads = 512, kWarps = kThreads / 32;  // four warpgroups: dW_pw's four 64 x 64 quarters
 constexpr int kRows = 128;                   // channels (C and C_out) at most
 constexpr int kCPW = kRows / kWarps;         // channels per warp: c = warp + kWarps * ci
 constexpr uint32_t kOpBytes = kRows * kTT * 4;  // one GEMM operand's tile (gy or act): 16 KB
 constexpr size_t kSmemMax = 227 * 1024;      // an sm_90 block's dynamic shared memory
 constexpr int kMaxStages = 4;
-static_assert(kOpBytes / 16 == 4 * kThreads, "each thread rounds 4 units of gy's tile");
+constexpr int kUnits = kOpBytes / 16 / kThreads;  // gy's 16-byte units each thread rounds
+static_assert(kUnits * 16 * kThreads == kOpBytes, "gy's tile in whole units per thread");
 
 template <int K, int D>
 struct Shape {
   static constexpr int H = (K - 1) * D, P = H / 2;  // the span (even: rung 4's vector shapes), 'same' padding
-  static constexpr int XW = kTT + 2 * H;             // x over [t0 - H, t0 + kTT + H)
-  static constexpr int GW = (kTT + H + 3) / 4 * 4;   // ga, then gv, over [t0 - P, t0 + kTT + P), 16-byte rows
+  // x over [t0 - H, t0 + kTT + H), ga (then gv) over [t0 - P, t0 + kTT + P): rows of whole 32-byte sectors (TMA
+  // boxes of an odd number of 16-byte units per row faulted: logs/2026-12-03_4e910a1_rung8_probe.log)
+  static constexpr int XW = (kTT + 2 * H + 7) / 8 * 8, GW = (kTT + H + 7) / 8 * 8;
   static constexpr uint32_t kXBytes = kRows * XW * 4, kGBytes = kRows * GW * 4;
   static constexpr uint32_t kStageBytes = kOpBytes + kXBytes + kGBytes;  // gy (1024-byte aligned), x, ga
   static_assert(kStageBytes % 1024 == 0, "every stage's gy tile 1024-byte aligned for the swizzle");
-  static_assert((kCPW * H) % 32 == 0, "the halo's gv steps in whole warps");
+  static constexpr int kHalo = (kCPW * H + 31) / 32;  // passes of the warp over its channels' halo steps
   static size_t smem(int stages) {  // + 1024-byte alignment, the two act tiles, the weights and biases, mbarriers
     return 1024 + 2 * kOpBytes + stages * static_cast<size_t>(kStageBytes) + kRows * (K + 1) * 4 + 8 * stages;
   }
@@ -76,10 +78,26 @@ struct Shape {
   }
 };
 
+// v = dw(x) at one step from x's window xr (taps xr[k D]), and its SiLU terms s = 1 / (1 + e), act = v / (1 + e)
+// (e = expf(-v)) as rung 4's IEEE divisions give them: div_newton (common.cuh) where div_newton_ok, flagged in
+// `slow` elsewhere (the caller redoes those with IEEE division).
+template <int K, int D>
+__device__ __forceinline__ void silu_terms(const float* xr, const float* w, float bias, float& v, float& sg,
+                                           float& act, bool& slow) {
+  v = bias;
+#pragma unroll
+  for (int k = 0; k < K; ++k) v = fmaf(w[k], xr[k * D], v);
+  const float den = 1.0f + expf(-v);
+  sg = div_newton(1.0f, den);
+  act = div_newton(v, den);
+  slow |= !div_newton_ok(v, den);
+}
+
 // grid G, kThreads threads, Shape::smem(stages) bytes of dynamic shared memory. ymap: gy (B, C_out, T) as 3-D (T,
 // rows, B), box (kTT, C_out, 1), 128-byte swizzle; xmap, gmap: x and ga (B, C, T), boxes (XW, C, 1) and (GW, C, 1),
-// no swizzle. Rows of the GEMM's tiles past C_out or C are stale; each feeds only its own row or column of dW_pw,
-// which is not stored.
+// no swizzle. Rows past C_out or C (of the tiles, the weights) are stale: a channel c >= C is computed like the
+// others (no branch) but never stored, and each stale GEMM row feeds only its own row or column of dW_pw, which
+// is not stored.
 template <int K, int D>
 __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_constant__ CUtensorMap ymap,
                                                               const __grid_constant__ CUtensorMap xmap,
@@ -121,16 +139,19 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
     for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
-  for (int i = tid; i < C * K; i += kThreads) ws[i] = __ldg(a.w_dw + i);
-  for (int i = tid; i < C; i += kThreads) ws[kRows * K + i] = a.b_dw ? __ldg(a.b_dw + i) : 0.0f;
+  for (int i = tid; i < kRows * K; i += kThreads) ws[i] = i < C * K ? __ldg(a.w_dw + i) : 0.0f;
+  for (int i = tid; i < kRows; i += kThreads) ws[kRows * K + i] = a.b_dw && i < C ? __ldg(a.b_dw + i) : 0.0f;
   __syncthreads();
   if (tid == 0)
     for (int i = 0; i < n && i < stages; ++i) issue(i);
-  float d[1][64];
+  // warpgroup wg: dW_pw rows 64 (wg / 2) .., columns 64 (wg % 2) ..
+  float d[1][32];
 #pragma unroll
-  for (int r = 0; r < 64; ++r) d[0][r] = 0.0f;
-  float dbs[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // gy rows tid / 8 + 32 k: this thread's units of them
-  float sums[kCPW][K + 1];                  // channel warp + 8 ci: K of dW_dw, then db_dw (this lane's steps)
+  for (int r = 0; r < 32; ++r) d[0][r] = 0.0f;
+  float dbs[kUnits];  // gy rows tid / 8 + 64 k: this thread's units of them
+  float sums[kCPW][K + 1];  // channel warp + 16 ci: K of dW_dw, then db_dw (this lane's steps)
+#pragma unroll
+  for (int k = 0; k < kUnits; ++k) dbs[k] = 0.0f;
 #pragma unroll
   for (int ci = 0; ci < kCPW; ++ci)
 #pragma unroll
@@ -144,90 +165,107 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
     mbar_wait(&full[s], (i / stages) & 1);
     float4* u = reinterpret_cast<float4*>(st);  // gy's tile: unit f is row f / 8, a quarter warp one row
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const float4 v = u[tid + kThreads * k];
-      dbs[k] += (v.x + v.y) + (v.z + v.w);
-      u[tid + kThreads * k] = tc_round_tf32(v);
+    for (int k = 0; k < kUnits; ++k) {
+      const float4 q = u[tid + kThreads * k];
+      dbs[k] += (q.x + q.y) + (q.z + q.w);
+      u[tid + kThreads * k] = tc_round_tf32(q);
     }
     const float* xs = reinterpret_cast<const float*>(st + kOpBytes);
     float* gs = reinterpret_cast<float*>(st + kOpBytes + S::kXBytes);
-    unsigned char* at = smem + (i & 1) * kOpBytes;  // tile i - 2's wgmmas, which read it, were waited for before the last barrier
+    unsigned char* at = smem + (i & 1) * kOpBytes;  // tile i - 2's wgmmas, which read it, were waited for
     const bool own = t0 + lane < T;
-    // the tile's own steps: lane -> t = t0 + lane (gv index P + lane, x index P + lane + k D)
+    // the tile's own steps, lane -> t = t0 + lane (gv index P + lane, x index P + lane + k D): the SiLU terms of
+    // kGroup channels first (independent chains), then gv, the sums, gv over ga in place and act (TF32) for the GEMM
+    constexpr int kGroup = 4;  // channels whose chains run side by side (8 spilled at K = 5)
 #pragma unroll
-    for (int ci = 0; ci < kCPW; ++ci) {
-      const int c = warp + kWarps * ci;
-      if (c >= C) break;
-      const float* xr = xs + c * S::XW + S::P + lane;
-      float* gr = gs + c * S::GW + S::P + lane;
-      float xk[K], v = ws[kRows * K + c];
+    for (int g0 = 0; g0 < kCPW; g0 += kGroup) {
+      float v[kGroup], sg[kGroup], ac[kGroup];
+      bool slow = false;
 #pragma unroll
-      for (int k = 0; k < K; ++k) {
-        xk[k] = xr[k * D];
-        v = fmaf(ws[c * K + k], xk[k], v);
+      for (int e = 0; e < kGroup; ++e) {
+        const int c = warp + kWarps * (g0 + e);
+        silu_terms<K, D>(xs + c * S::XW + S::P + lane, ws + c * K, ws[kRows * K + c], v[e], sg[e], ac[e], slow);
       }
-      const float ex = expf(-v);
-      const float sg = 1.0f / (1.0f + ex);
-      const float gval = own ? *gr * sg * (1.0f + v * (1.0f - sg)) : 0.0f;
+      if (slow) {  // |v| or 1 + e outside div_newton's range (|v| > 2^60 or < 2^-60, v < -66): IEEE division
 #pragma unroll
-      for (int k = 0; k < K; ++k) sums[ci][k] = fmaf(gval, xk[k], sums[ci][k]);
-      sums[ci][K] += gval;
-      *gr = gval;
-      *reinterpret_cast<float*>(at + wg_swz<4>(c, lane, kRows)) = own ? tc_round_tf32(v / (1.0f + ex)) : 0.0f;
+        for (int e = 0; e < kGroup; ++e) {
+          const float den = 1.0f + expf(-v[e]);
+          sg[e] = 1.0f / den;
+          ac[e] = v[e] / den;
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < kGroup; ++e) {
+        const int ci = g0 + e, c = warp + kWarps * ci;
+        const float* xr = xs + c * S::XW + S::P + lane;
+        float* gr = gs + c * S::GW + S::P + lane;
+        const float gval = own ? *gr * sg[e] * (1.0f + v[e] * (1.0f - sg[e])) : 0.0f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) sums[ci][k] = fmaf(gval, xr[k * D], sums[ci][k]);
+        sums[ci][K] += gval;
+        *gr = gval;
+        *reinterpret_cast<float*>(at + wg_swz<4>(c, lane, kRows)) = own ? tc_round_tf32(ac[e]) : 0.0f;
+      }
     }
     // the halo's gv steps, [t0 - P, t0) and [t0 + kTT, t0 + kTT + P): lanes over (channel, step)
+    constexpr int kHalo = S::kHalo, kItems = kCPW * S::H;
+    float hv[kHalo], hs[kHalo], ha[kHalo];
+    bool hslow = false;
 #pragma unroll
-    for (int it = 0; it < kCPW * S::H / 32; ++it) {
-      const int idx = 32 * it + lane, ci = idx / S::H, q = idx - ci * S::H, c = warp + kWarps * ci;
+    for (int it = 0; it < kHalo; ++it) {
+      const int idx = min(32 * it + lane, kItems - 1), ci = idx / S::H, q = idx - ci * S::H, c = warp + kWarps * ci;
       const int j = q < S::P ? q : kTT + q;  // gv index; t = t0 - P + j
-      if (c < C) {
-        const float* xr = xs + c * S::XW + j;
-        float v = ws[kRows * K + c];
+      silu_terms<K, D>(xs + c * S::XW + j, ws + c * K, ws[kRows * K + c], hv[it], hs[it], ha[it], hslow);
+    }
+    if (hslow) {
 #pragma unroll
-        for (int k = 0; k < K; ++k) v = fmaf(ws[c * K + k], xr[k * D], v);
-        const float ex = expf(-v);
-        const float sg = 1.0f / (1.0f + ex);
-        float* gr = gs + c * S::GW + j;
-        *gr = rowf4::in_row(t0 - S::P + j, T) ? *gr * sg * (1.0f + v * (1.0f - sg)) : 0.0f;
-      }
+      for (int it = 0; it < kHalo; ++it) hs[it] = 1.0f / (1.0f + expf(-hv[it]));
+    }
+#pragma unroll
+    for (int it = 0; it < kHalo; ++it) {
+      const int idx = 32 * it + lane, ci = idx / S::H, q = idx - ci * S::H, c = warp + kWarps * ci;
+      const int j = q < S::P ? q : kTT + q;
+      float* gr = gs + c * S::GW + j;
+      if (kItems % 32 == 0 || idx < kItems)  // (the last pass's spare lanes computed a copy of the last item)
+        *gr = rowf4::in_row(t0 - S::P + j, T) ? *gr * hs[it] * (1.0f + hv[it] * (1.0f - hs[it])) : 0.0f;
     }
     fence_proxy_async();  // the rounded gy and act -> visible to wgmma (and to the TMA that refills the stage)
     __syncthreads();      // every warp's gv and act of tile i written; tile i - 1's stage free (its wgmmas waited for)
     if (tid == 0 && i >= 1 && i - 1 + stages < n) issue(i - 1 + stages);
-    const uint32_t a_addr = base + 2 * kOpBytes + s * S::kStageBytes + wg * 64 * 128,
-                   b_addr = base + (i & 1) * kOpBytes;
+    const uint32_t a_addr = base + 2 * kOpBytes + s * S::kStageBytes + (wg >> 1) * 64 * 128,
+                   b_addr = base + (i & 1) * kOpBytes + (wg & 1) * 64 * 128;
     wg_fence_regs(d);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int ks = 0; ks < kTT / 8; ++ks)
-      Wgmma<128, float>::mma(d[0], wg_desc(a_addr + 32 * ks), wg_desc(b_addr + 32 * ks), 1);
+      Wgmma<64, float>::mma(d[0], wg_desc(a_addr + 32 * ks), wg_desc(b_addr + 32 * ks), 1);
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     wg_fence_regs(d);
-    // dx[t0 + lane] = sum_k w[k] gv[t0 + lane + P - k D] (gv index lane + H - k D), beside the wgmmas: this code
-    // calls nothing (the IEEE divisions above do: ptxas serializes wgmmas left running across a call)
+    // dx[t0 + lane] = sum_k w[k] gv[t0 + lane + P - k D] (gv index lane + H - k D), while the wgmmas run: code
+    // without calls (ptxas serializes wgmmas left in flight across a call, as an IEEE division's slow path is)
     if (a.dx && own) {
 #pragma unroll
       for (int ci = 0; ci < kCPW; ++ci) {
         const int c = warp + kWarps * ci;
-        if (c >= C) break;
         const float* gr = gs + c * S::GW + S::H + lane;
         float acc = 0.0f;
 #pragma unroll
         for (int k = 0; k < K; ++k) acc = fmaf(ws[c * K + k], gr[-k * D], acc);
-        a.dx[(static_cast<int64_t>(b) * C + c) * T + t0 + lane] = acc;
+        if (c < C) a.dx[(static_cast<int64_t>(b) * C + c) * T + t0 + lane] = acc;
       }
     }
-    wg_wait<0>();  // this warpgroup's wgmmas of tile i done: after the next barrier, both warpgroups' are
+    wg_wait<0>();  // this warpgroup's wgmmas of tile i done: after the next barrier, every warpgroup's are
     wg_fence_regs(d);
   }
   wg_wait<0>();
   wg_fence_regs(d);
-  // dW_pw's partial: rows 64 wg + 16 (warp % 4) + lane / 4 (+8), columns 8 j + 2 (lane % 4) (+1) in d[4 j + ..]
+  // dW_pw's partial: rows 64 (wg / 2) + 16 (warp % 4) + lane / 4 (+8), columns 64 (wg % 2) + 8 j + 2 (lane % 4) (+1)
+  // in d[4 j + ..]
   float* pw = partial_w + blk * C_out * static_cast<int64_t>(C);
-  const int o0 = 64 * wg + 16 * (warp & 3) + (lane >> 2);
+  const int o0 = 64 * (wg >> 1) + 16 * (warp & 3) + (lane >> 2);
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
-    const int c = 8 * j + 2 * (lane & 3);
+  for (int j = 0; j < 8; ++j) {
+    const int c = 64 * (wg & 1) + 8 * j + 2 * (lane & 3);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int o = o0 + 8 * h;
@@ -239,23 +277,22 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
   }
   // db_pw's partial: a row's 8 units are 8 consecutive lanes; their sums meet by fixed-order shuffles
 #pragma unroll
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < kUnits; ++k) {
     float x = dbs[k];
     x += __shfl_xor_sync(0xffffffffu, x, 1);
     x += __shfl_xor_sync(0xffffffffu, x, 2);
     x += __shfl_xor_sync(0xffffffffu, x, 4);
-    const int r = tid / 8 + 32 * k;
+    const int r = tid / 8 + (kThreads / 8) * k;
     if (a.partial_pw && (tid & 7) == 0 && r < C_out) a.partial_pw[static_cast<int64_t>(r) * G + blk] = x;
   }
   // dW_dw's and db_dw's partials: partial[(c (K + 1) + k) G + blk]
 #pragma unroll
   for (int ci = 0; ci < kCPW; ++ci) {
     const int c = warp + kWarps * ci;
-    if (c >= C) break;
 #pragma unroll
     for (int k = 0; k <= K; ++k) {
       const float t = wred::warp_sum(sums[ci][k]);
-      if (lane == 0) a.partial[(static_cast<int64_t>(c) * (K + 1) + k) * G + blk] = t;
+      if (lane == 0 && c < C) a.partial[(static_cast<int64_t>(c) * (K + 1) + k) * G + blk] = t;
     }
   }
 #endif
