@@ -46,6 +46,12 @@
 #define DWWG_SHAPES(X) X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4)
 #endif
 
+// DWWG_ORDER (a timing experiment): 0 a block's tiles contiguous (b, t) ranges, 1 strided over the blocks (tile
+// blk + G i), so that the blocks read neighbouring 128-byte pieces of each row at about the same time.
+#ifndef DWWG_ORDER
+#define DWWG_ORDER 0
+#endif
+
 namespace dwwg {
 
 constexpr int kTT = 32;                      // steps per tile: one 128-byte row of fp32, the GEMM's k per tile
@@ -61,9 +67,11 @@ static_assert(kUnits * 16 * kThreads == kOpBytes, "gy's tile in whole units per 
 template <int K, int D>
 struct Shape {
   static constexpr int H = (K - 1) * D, P = H / 2;  // the span (even: rung 4's vector shapes), 'same' padding
-  // x over [t0 - H, t0 + kTT + H), ga (then gv) over [t0 - P, t0 + kTT + P): rows of whole 32-byte sectors (TMA
-  // boxes of an odd number of 16-byte units per row faulted: logs/2026-12-03_4e910a1_rung8_probe.log)
-  static constexpr int XW = (kTT + 2 * H + 7) / 8 * 8, GW = (kTT + H + 7) / 8 * 8;
+  // x over [t0 - H, t0 + kTT + H), ga (then gv) over [t0 - P, t0 + kTT + P), each box starting on a 16-byte
+  // boundary, H4 = H and P4 = P rounded up to 4 steps before t0 (a box starting off one faulted: the 4e910a1 and
+  // 850feae runs, an illegal instruction at every span with H % 8 != 0); SX, SG: the steps before the first needed
+  static constexpr int H4 = (H + 3) / 4 * 4, P4 = (P + 3) / 4 * 4, SX = H4 - H, SG = P4 - P;
+  static constexpr int XW = (H4 + kTT + H + 7) / 8 * 8, GW = (P4 + kTT + P + 7) / 8 * 8;  // rows of 32-byte sectors
   static constexpr uint32_t kXBytes = kRows * XW * 4, kGBytes = kRows * GW * 4;
   static constexpr uint32_t kStageBytes = kOpBytes + kXBytes + kGBytes;  // gy (1024-byte aligned), x, ga
   static_assert(kStageBytes % 1024 == 0, "every stage's gy tile 1024-byte aligned for the swizzle");
@@ -118,10 +126,11 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
   const int tiles = (T + kTT - 1) / kTT;
   const int64_t chunks = a.B * tiles, G = gridDim.x, blk = blockIdx.x;
   const int64_t c_begin = blk * chunks / G;
-  const int n = static_cast<int>((blk + 1) * chunks / G - c_begin);
+  const int n = DWWG_ORDER ? static_cast<int>((chunks - blk + G - 1) / G)
+                           : static_cast<int>((blk + 1) * chunks / G - c_begin);
   const uint32_t tx_bytes = static_cast<uint32_t>(C * (S::XW + S::GW) + C_out * kTT) * 4;
   auto where = [&](int i, int& b, int& t0) {  // tile i of this block (32-bit: the host keeps B * tiles < 2^31)
-    const unsigned id = static_cast<unsigned>(c_begin) + i;
+    const unsigned id = DWWG_ORDER ? static_cast<unsigned>(blk + G * i) : static_cast<unsigned>(c_begin) + i;
     b = static_cast<int>(id / static_cast<unsigned>(tiles));
     t0 = static_cast<int>(id - static_cast<unsigned>(b) * tiles) * kTT;
   };
@@ -132,8 +141,8 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
     uint64_t* bar = &full[i % stages];
     mbar_expect_tx(bar, tx_bytes);
     tma_load_3d(st, &ymap, bar, t0, 0, b);
-    tma_load_3d(st + kOpBytes, &xmap, bar, t0 - S::H, 0, b);
-    tma_load_3d(st + kOpBytes + S::kXBytes, &gmap, bar, t0 - S::P, 0, b);
+    tma_load_3d(st + kOpBytes, &xmap, bar, t0 - S::H4, 0, b);
+    tma_load_3d(st + kOpBytes + S::kXBytes, &gmap, bar, t0 - S::P4, 0, b);
   };
   if (tid == 0) {
     for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1);
@@ -184,7 +193,7 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
 #pragma unroll
       for (int e = 0; e < kGroup; ++e) {
         const int c = warp + kWarps * (g0 + e);
-        silu_terms<K, D>(xs + c * S::XW + S::P + lane, ws + c * K, ws[kRows * K + c], v[e], sg[e], ac[e], slow);
+        silu_terms<K, D>(xs + c * S::XW + S::SX + S::P + lane, ws + c * K, ws[kRows * K + c], v[e], sg[e], ac[e], slow);
       }
       if (slow) {  // |v| or 1 + e outside div_newton's range (|v| > 2^60 or < 2^-60, v < -66): IEEE division
 #pragma unroll
@@ -197,8 +206,8 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
 #pragma unroll
       for (int e = 0; e < kGroup; ++e) {
         const int ci = g0 + e, c = warp + kWarps * ci;
-        const float* xr = xs + c * S::XW + S::P + lane;
-        float* gr = gs + c * S::GW + S::P + lane;
+        const float* xr = xs + c * S::XW + S::SX + S::P + lane;
+        float* gr = gs + c * S::GW + S::SG + S::P + lane;
         const float gval = own ? *gr * sg[e] * (1.0f + v[e] * (1.0f - sg[e])) : 0.0f;
 #pragma unroll
         for (int k = 0; k < K; ++k) sums[ci][k] = fmaf(gval, xr[k * D], sums[ci][k]);
@@ -215,7 +224,7 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
     for (int it = 0; it < kHalo; ++it) {
       const int idx = min(32 * it + lane, kItems - 1), ci = idx / S::H, q = idx - ci * S::H, c = warp + kWarps * ci;
       const int j = q < S::P ? q : kTT + q;  // gv index; t = t0 - P + j
-      silu_terms<K, D>(xs + c * S::XW + j, ws + c * K, ws[kRows * K + c], hv[it], hs[it], ha[it], hslow);
+      silu_terms<K, D>(xs + c * S::XW + S::SX + j, ws + c * K, ws[kRows * K + c], hv[it], hs[it], ha[it], hslow);
     }
     if (hslow) {
 #pragma unroll
@@ -225,7 +234,7 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
     for (int it = 0; it < kHalo; ++it) {
       const int idx = 32 * it + lane, ci = idx / S::H, q = idx - ci * S::H, c = warp + kWarps * ci;
       const int j = q < S::P ? q : kTT + q;
-      float* gr = gs + c * S::GW + j;
+      float* gr = gs + c * S::GW + S::SG + j;
       if (kItems % 32 == 0 || idx < kItems)  // (the last pass's spare lanes computed a copy of the last item)
         *gr = rowf4::in_row(t0 - S::P + j, T) ? *gr * hs[it] * (1.0f + hv[it] * (1.0f - hs[it])) : 0.0f;
     }
@@ -247,7 +256,7 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
 #pragma unroll
       for (int ci = 0; ci < kCPW; ++ci) {
         const int c = warp + kWarps * ci;
-        const float* gr = gs + c * S::GW + S::H + lane;
+        const float* gr = gs + c * S::GW + S::SG + S::H + lane;
         float acc = 0.0f;
 #pragma unroll
         for (int k = 0; k < K; ++k) acc = fmaf(ws[c * K + k], gr[-k * D], acc);

@@ -3,7 +3,7 @@
 events, L2 flushed, median and quartiles of --reps, interleaved) beside rung 7 alone (the weight gradient from
 act, half of what it replaces) and a read of x, ga and gy.
 One shape per process keeps a fault in one from hiding the others (compute-sanitizer and ncu run it this way).
-    python scripts/dw_wgrad_check.py B,C,C_out,T,K,dilation,bias [...] [--reps 100] [--no-time]"""
+    python scripts/dw_wgrad_check.py B,C,C_out,T,K,dilation,bias [...] [--reps 100] [--no-time] [--kernels DIR]"""
 import argparse
 import sys
 from pathlib import Path
@@ -20,8 +20,10 @@ def main() -> int:
     ap.add_argument("shapes", nargs="+", help="B,C,C_out,T,K,dilation,bias (bias 0 or 1)")
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--no-time", action="store_true")
+    ap.add_argument("--kernels", type=Path, default=None,
+                    help="a kernels/ directory to build the general path from (e.g. a copy with a knob #defined)")
     args = ap.parse_args()
-    ext, ok = fj.general_kernel(), True
+    ext, ok = fj.general_kernel(args.kernels), True
     for spec in args.shapes:
         B, C, C_out, T, K, d, bias = (int(v) for v in spec.split(","))
         inputs, refs, tols = fj.dw_wgrad_case(B, C, C_out, T, K, d, bool(bias))
