@@ -78,12 +78,15 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # "wgrad_kernel": "dw_kernel" with the 1x1 conv's weight and bias gradients by the backward's own TF32 kernel where
 # allow_tf32 is on, cuDNN's own weight gradient is TF32 at the shape and 32 <= C, C_out <= 128: rung 7
 # (kernels/pw_weight_grad_wgmma.cu, TMA + wgmma) in sm_90a builds on an sm_90 GPU, else rung 6
-# (kernels/pw_weight_grad.cu, mma.sync); and where rung 8 takes the shape (sm_90, an sm_90a build, rung 4's vector
-# shapes with K <= 5), kernels/dw_silu_wgrad_wgmma.cu does rung 4's job and the weight gradient in one pass (the
-# activations stay in shared memory). docs/results.md has its measurements against "dw_kernel".
+# (kernels/pw_weight_grad.cu, mma.sync). Measured no faster than "dw_kernel" (rung 7) or slower (rung 6): an opt-in
+# for A/B.
+# "wgrad_fused": "wgrad_kernel" with, where backward rung 8 takes the shape (sm_90, an sm_90a build, rung 4's vector
+# shapes with K <= 5, dx or the depthwise's gradients wanted), kernels/dw_silu_wgrad_wgmma.cu doing rung 4's job and
+# the weight gradient in one pass (the activations never leave shared memory). Measured slower than "dw_kernel"
+# (docs/results.md, "backward rung 8"): an opt-in for A/B.
 # "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic cuDNN).
 # docs/results.md has the measurements of each rung.
-BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3}
+BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4}
 DEFAULT_BACKWARD = "dw_kernel"
 
 

@@ -27,9 +27,9 @@
 // pw_weight_grad.cu, mma.sync, elsewhere) instead of cuDNN's weight gradient and the depthwise kernel's dy sums, one
 // finishing launch summing every kernel's partials. Measured no faster than mode 1 (rung 7 reads its 33.5 MB slower
 // than cuDNN's kernel does; rung 6 slower still), so not the default.
-// Where it takes the shape (an sm_90 GPU, an sm_90a build, K <= 5, with dx or the depthwise's gradients wanted),
-// mode 3 runs backward rung 8 instead (dw_silu_wgrad_wgmma.cu: rung 4's job and the weight gradient in one pass, the
-// activations never written to memory).
+// Mode 4 (backward="wgrad_fused") is mode 3 with, where it takes the shape (an sm_90 GPU, an sm_90a build, K <= 5,
+// dx or the depthwise's gradients wanted), backward rung 8 instead of rungs 4 and 7 (dw_silu_wgrad_wgmma.cu: rung 4's
+// job and the weight gradient in one pass, the activations never written to memory). Measured slower than mode 1.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -373,7 +373,7 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // Mode 3, where the weight gradient is wanted and rung 6 or 7 runs: it computes dW_pw and db_pw from act and gy (the
     // depthwise kernel then reads no gy), and one backward_finish sums both kernels' partials.
     const bool db_pw = need[4] && b_pw.defined();
-    const bool pw6 = mode == 3 && need[3] && pw_kernel_runs(x, gy, w_pw);
+    const bool pw6 = (mode == 3 || mode == 4) && need[3] && pw_kernel_runs(x, gy, w_pw);
     const bool gy_db = pw6 ? false : db_pw;
     c10::optional<DwKernelGrads> fused;
     if (mode == 2 && w_pw.scalar_type() == at::kFloat)
@@ -383,7 +383,7 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
       const at::Tensor shape_only = at::empty({x.size(0), c, gy.size(2)}, x.options());
       const at::Tensor ga = std::get<0>(at::convolution_backward(gy, shape_only, w_pw, at::OptionalIntArrayRef(),
                                                                  {1}, {0}, {1}, false, {0}, 1, {true, false, false}));
-      if (pw6) {  // rung 8 where it takes the shape: the depthwise half and the weight gradient in one pass
+      if (pw6 && mode == 4) {  // rung 8 where it takes the shape: the depthwise half and the weight gradient at once
         const auto r = dw_wgrad_fused_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], db_pw);
         if (r) {
           for (int i = 0; i < 5; ++i)
@@ -416,7 +416,7 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
   at::Tensor v, a;
   if (kernel) {
     a = dw_kernel_act(x, w_dw, b_dw, dilation, padding);
-    if (mode == 3 && !need_act && need[3] && pw_kernel_runs(x, gy, w_pw)) {  // only the 1x1 conv's parameters
+    if ((mode == 3 || mode == 4) && !need_act && need[3] && pw_kernel_runs(x, gy, w_pw)) {  // only the 1x1 conv's parameters
       const bool db_pw = need[4] && b_pw.defined();
       const PwKernelPartials p = pw_kernel_wgrad(gy.contiguous(), a, db_pw);
       finish_sums(nullptr, p, c, w_dw.size(2));

@@ -47,7 +47,8 @@ if variant == "backward":
                            dict(B=2, C_in=40, C_out=100, T=1000, K=4, dilation=2, bias=True)]):  # rung 3, then rung 6
         model, x = fj.make_case(s, torch.float32, "cuda", seed=i)
         args = fj.forward_args(model)
-        for mode in (fj.BACKWARDS["dw_kernel"], fj.BACKWARDS["fused"], fj.BACKWARDS["wgrad_kernel"]):  # rungs 3/4, 5, 6
+        for mode in (fj.BACKWARDS["dw_kernel"], fj.BACKWARDS["fused"], fj.BACKWARDS["wgrad_kernel"],
+                     fj.BACKWARDS["wgrad_fused"]):  # rungs 3/4, 5, 6/7, 8
             xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
             y = fj.general_kernel().forward_train(xs, *args, mode)
             gy = torch.randn_like(y)

@@ -235,7 +235,7 @@ def _poison_allocator(*numels):
                                    dict(B=2, C_in=40, C_out=100, T=1000, K=4, dilation=2, bias=True)],
                          ids=["K5_C_out_wider", "K9_vector_no_bias", "K3_vector_shifted", "K9_rung3_odd_rows",
                               "rung5_tc", "rung3_then_rung6"])
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel"])
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused"])
 def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants, backward):
     """The backward kernels (dw_silu_backward.cu; with backward="fused", dw_silu_backward_tc.cu where it takes the
     shape: rung5_tc; with backward="wgrad_kernel", the 1x1 conv's weight gradient by pw_weight_grad.cu where
@@ -327,7 +327,7 @@ def test_dw_wgrad_fused_kernel_against_float64(B, C, C_out, T, K, d, bias):
         assert fj.max_diff(g, ref) <= tol * scale + 1e-6, (name, fj.max_diff(g, ref), scale)
 
 
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel"])
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused"])
 def test_kernel_backward_is_strict_with_tf32_off_on_gpu(backward):
     """With torch.backends.cudnn.allow_tf32 off, eager's backward is float32 throughout; so is ModelNew's: no TF32
     GEMM (rung 5's data gradient, rung 6's weight gradient) may run, so every gradient stays as close to float64 as
