@@ -6,30 +6,46 @@
 // channel, so the activations it makes for dx's gradient are the GEMM's operand where they are made: act goes from
 // registers to shared memory (TF32, the 128-byte swizzled K-major layout), never to HBM, and gy's tile, staged for
 // db_pw anyway, is the GEMM's other operand. Bytes at the headline: read x, ga, gy, write dx: 67 MB, rung 4's own
-// (it wrote act instead of reading gy), against 100.6 MB for rungs 4 + 7.
-// Form: G = one block per SM (256 threads, two warpgroups), block j owns a contiguous range of (b, tile) pairs.
-// One thread issues three TMA boxes per tile into a ring of `stages` stages (2-4, as many as fit): gy (C_out rows x
-// 32 steps, 128-byte swizzle), x over [t0 - halo, t0 + 32 + halo) and ga over [t0 - halo/2, t0 + 32 + halo/2)
-// (C rows each, zeros outside the tensor). Per tile:
-//   - each thread rounds 4 of gy's 16-byte units to TF32 in place (db_pw's sums of the unrounded gy on the way);
-//   - warp w takes channels w, w + 8, ..: lane l makes v, the SiLU terms, gv and act of step t0 + l (rung 4's
-//     expressions), adds gv x and gv to the channel's K + 1 sums (registers, for the block's whole range), writes
-//     gv over ga in place and act (rounded to TF32) into the act tile; the halo's gv steps (half the span each
-//     side) next, lanes over (channel, step);
-//   - after one barrier each warpgroup issues 4 wgmma m64n128k8 (its 64 rows of dW_pw x 128 columns, accumulators
-//     in registers for the block's range) and, while they run, computes dx of step t0 + l from gv's window, one
+// (it wrote act instead of reading gy), against 100.6 MB for rungs 4 + 7. ModelNew runs it with
+// backward="wgrad_fused" (eager_autograd.h, mode 4).
+// Form: G = one block per SM (512 threads, four warpgroups), block j takes tiles j, j + G, .. (DWWG_ORDER). One
+// thread issues three TMA boxes per tile into a ring of `stages` stages (2-4, as many as fit; 3 at the headline):
+// gy (C_out rows x 32 steps, 128-byte swizzle), x over [t0 - halo, t0 + 32 + halo) and ga over [t0 - halo/2,
+// t0 + 32 + halo/2) (C rows each, zeros outside the tensor, each box starting on a 16-byte boundary). Per tile:
+//   - each thread rounds 2 of gy's 16-byte units to TF32 in place (db_pw's sums of the unrounded gy on the way);
+//   - warp w takes channels w, w + 16, .. (8 of them, every one computed, those past C never stored: no branch per
+//     channel): lane l makes v and the SiLU terms of step t0 + l for 4 channels side by side (div_newton, IEEE
+//     division's fast path, exact where div_newton_ok; IEEE division for the rest), then gv, the channel's K + 1
+//     sums (registers, for the block's whole range), gv over ga in place and act (rounded to TF32) into the act
+//     tile; then the halo's gv steps (half the span each side), lanes over (channel, step);
+//   - after one barrier each warpgroup issues 4 wgmma m64n64k8 (a 64 x 64 quarter of dW_pw, accumulators in
+//     registers for the block's range) and, while they run, computes dx of step t0 + l from gv's window, one
 //     128-byte store a row (code without calls: ptxas serializes wgmmas left in flight across the IEEE
 //     divisions' slow-path calls), then waits for them. Two act tiles alternate; a stage is refilled at the next
 //     tile's barrier.
 // Prediction: rung 4's time or a little more (its bytes; the MMA and the TMA asynchronous beside the arithmetic),
-// and the backward ~20 us faster than the default: one kernel of ~22 us where the default runs rung 4 (25.9 us)
+// and the backward ~15 us faster than the default: one kernel of ~22 us where the default runs rung 4 (25.9 us)
 // and cuDNN's weight gradient (13.6 + 1.8).
-// Numerics: v, act and gv as rung 4 (eager's bits before act's TF32 rounding); dx's taps in aten's order; dW_pw
-// from TF32 operands rounded to nearest even as cuDNN's weight gradient rounds them (so it runs only where that is
-// a TF32 GEMM: eager_autograd.h); the sums in fixed orders (deterministic, no atomics): within float32 summation
-// order of eager's gradients.
+// Outcome (docs/results.md, "backward rung 8"; logs/2026-12-0[23]_{bb59620,4e910a1,850feae,f170978,75a0c44}_*):
+// correct (rung 8 alone against float64 at the GPU test's 6 shapes and the sanitizer's 4, ModelNew's gradients
+// against eager's in the backward tests; memcheck and racecheck clean) but slower than what it replaces: 58.8 us in
+// the backward's profile at the headline, the backward 81.5 us against the default's 63.8 (fwd+bwd 106.5 against
+// 88.3, eager 245.0), one run. The first form (256 threads, IEEE divisions, a branch per channel) took 74.7 us:
+// ncu, 2 warps per scheduler with 0.36 eligible, DRAM 14% busy. 512 threads and div_newton: 75.3 alone (87.1
+// before); the strided tile order 71.2 against 75.7. ncu of the 512-thread form (f170978): 23.8 M warp
+// instructions (~1450 per warp per tile: ~180 per output step against rung 4's far fewer, which keeps one
+// channel's weights in registers), long-scoreboard and fixed-latency stalls first (2.6 and 1.6 cycles per
+// issue), DRAM 18%: latency-bound at 16 warps per SM, 128 registers each (32 accumulators, 48 sums, spills of
+// ~10 values a tile). So the one-block-per-(b, t)-tile form costs more instructions and occupancy than the
+// 33.5 MB it saves. Next, if any: fewer channels per warp (the K + 1 sums reduced per tile, not held), the
+// weights of a warp's channels in registers, or the GEMM in a separate warpgroup with setmaxnreg.
+// Numerics: v, act and gv as rung 4 (eager's bits before act's TF32 rounding: div_newton is IEEE division's
+// result where it is used, scripts/silu_exhaustive.cu); dx's taps in aten's order; dW_pw from TF32 operands rounded
+// to nearest even as cuDNN's weight gradient rounds them (so it runs only where that is a TF32 GEMM:
+// eager_autograd.h); the sums in fixed orders (deterministic, no atomics): within float32 summation order of
+// eager's gradients.
 // Limits: an sm_90 GPU and a build for sm_90a; rung 4's vector shapes with K <= 5 (DWWG_SHAPES: the channels'
-// sums live in registers beside the 64 accumulators); kTcMinC <= C, C_out <= 128; float32.
+// sums live in registers beside the 32 accumulators); kTcMinC <= C, C_out <= 128; B * ceil(T / 32) < 2^31; float32.
 #include <cuda_runtime.h>
 #include <cstdint>
 #include <stdexcept>

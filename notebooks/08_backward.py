@@ -281,3 +281,13 @@ if not bwd_rows.empty:
 # rounding and no MMA, take as long as the whole kernel, so the reads still bound it; cuDNN's kernel streams the
 # same bytes at 46% of DRAM's peak to its 31% (ncu). The backward with rung 7 ran 65.1 us against the default's
 # 65.0 in one run: no gain yet (docs/results.md, "backward rung 7").
+#
+# Rung 8 (`'wgrad_fused'`, kernels/dw_silu_wgrad_wgmma.cu, also added after the outputs here were recorded) fuses
+# rung 4 and rung 7: a block owns a 32-step tile with every channel, so the activations it makes go straight into
+# the weight gradient's GEMM from shared memory and never to HBM (67 MB against 100.6 MB for the pair). It is the
+# rung 5 lesson again: 58.8 us in the backward's profile against ~41 for rung 4 and cuDNN's weight gradient, the
+# backward 81.5 us against the default's 63.8 (docs/results.md, "backward rung 8"). Owning every channel of a tile
+# means holding 8 channels' sums per thread beside the GEMM's accumulators and reloading each channel's weights:
+# ~180 instructions per output at 16 warps per SM, latency-bound, where rung 4 runs one channel per block with its
+# weights in registers at 24 warps per SM. The 'trains' cells above loop over every backward in fj.BACKWARDS;
+# re-executed, they would show 'wgrad_fused' too.
