@@ -37,8 +37,12 @@
 // channel's weights in registers), long-scoreboard and fixed-latency stalls first (2.6 and 1.6 cycles per
 // issue), DRAM 18%: latency-bound at 16 warps per SM, 128 registers each (32 accumulators, 48 sums, spills of
 // ~10 values a tile). So the one-block-per-(b, t)-tile form costs more instructions and occupancy than the
-// 33.5 MB it saves. Next, if any: fewer channels per warp (the K + 1 sums reduced per tile, not held), the
-// weights of a warp's channels in registers, or the GEMM in a separate warpgroup with setmaxnreg.
+// 33.5 MB it saves. ncu's source view (aecc8ad) then showed why so many instructions: the shared-memory tiles are
+// read by generic LD.E (16% of the executed instructions) with 64-bit address math, because `smem` below is
+// aligned through a uintptr_t round trip and loses its address space. Next: git branch wip/rung8-lds (compiled,
+// not run) aligns it by an offset from the shared array (wgmma.cuh's wg_smem_base form): LDS/STS, every other
+// kernel's SASS unchanged; then fewer channels per warp (the K + 1 sums reduced per tile, not held), or the GEMM in
+// its own warpgroup with setmaxnreg.
 // Numerics: v, act and gv as rung 4 (eager's bits before act's TF32 rounding: div_newton is IEEE division's
 // result where it is used, scripts/silu_exhaustive.cu); dx's taps in aten's order; dW_pw from TF32 operands rounded
 // to nearest even as cuDNN's weight gradient rounds them (so it runs only where that is a TF32 GEMM:
