@@ -95,6 +95,8 @@ struct Shape {
   static constexpr uint32_t kXBytes = kRows * XW * 4, kGBytes = kRows * GW * 4;
   static constexpr uint32_t kStageBytes = kOpBytes + kXBytes + kGBytes;  // gy (1024-byte aligned), x, ga
   static_assert(kStageBytes % 1024 == 0, "every stage's gy tile 1024-byte aligned for the swizzle");
+  static_assert(H4 % 4 == 0 && P4 % 4 == 0 && kTT % 4 == 0, "every TMA box starts on a 16-byte boundary");
+  static_assert(XW % 8 == 0 && GW % 8 == 0 && XW <= 256 && GW <= 256, "box rows of whole 32-byte sectors, <= 256");
   static constexpr int kHalo = (kCPW * H + 31) / 32;  // passes of the warp over its channels' halo steps
   static size_t smem(int stages) {  // + 1024-byte alignment, the two act tiles, the weights and biases, mbarriers
     return 1024 + 2 * kOpBytes + stages * static_cast<size_t>(kStageBytes) + kRows * (K + 1) * 4 + 8 * stages;
