@@ -157,6 +157,9 @@ def tf32_rne(t: torch.Tensor) -> torch.Tensor:
     return r.where(r < 2 ** 31, r - 2 ** 32).to(torch.int32).view(torch.float32)
 
 
+DW_WGRAD_OUTPUTS = ("dx", "dW_dw", "db_dw", "dW_pw", "db_pw")  # what dw_wgrad_fused returns, in order
+
+
 def dw_wgrad_case(B: int, C: int, C_out: int, T: int, K: int, dilation: int, bias: bool, seed: int = 0):
     """Fresh random inputs of backward rung 8 (kernels/dw_silu_wgrad_wgmma.cu) on the GPU and their float64
     references: returns (args, refs, tols). args = (ga, gy, x, w_dw, b_dw, dilation, padding) for

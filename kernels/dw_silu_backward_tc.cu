@@ -34,6 +34,7 @@
 #include "cp_async.cuh"
 #include "dw_backward_args.h"
 #include "row_float4.cuh"
+#include "gpu_props.h"  // gpu_compute_capability
 
 namespace dwtc {
 
@@ -269,12 +270,8 @@ void launch(const DwBackwardArgs& a, cudaStream_t stream) {
 }  // namespace dwtc
 
 bool dw_backward_tc_fits(const DwBackwardArgs& a) {
-  int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) !=
-                                                 cudaSuccess)
-    return false;
   const int64_t tiles = (a.T + kTcTile - 1) / kTcTile;
-  return major >= 8 && a.w_pw && a.gy && a.C >= kTcMinC && a.C <= dwtc::kMaxC && a.C_out >= kTcMinC &&
+  return gpu_compute_capability() >= 80 && a.w_pw && a.gy && a.C >= kTcMinC && a.C <= dwtc::kMaxC && a.C_out >= kTcMinC &&
          a.C_out <= dwtc::kMaxC && a.B <= 65535 && tiles <= 0x7fffffff && a.T <= 0x7fffffff - 2 * kTcTile &&
          reinterpret_cast<uintptr_t>(a.gy) % 16 == 0 && dw_backward_vec_shape(a);
 }

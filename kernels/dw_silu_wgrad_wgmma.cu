@@ -35,14 +35,15 @@
 // before); the strided tile order 71.2 against 75.7. ncu of the 512-thread form (f170978): 23.8 M warp
 // instructions (~1450 per warp per tile: ~180 per output step against rung 4's far fewer, which keeps one
 // channel's weights in registers), long-scoreboard and fixed-latency stalls first (2.6 and 1.6 cycles per
-// issue), DRAM 18%: latency-bound at 16 warps per SM, 128 registers each (32 accumulators, 48 sums, spills of
-// ~10 values a tile). So the one-block-per-(b, t)-tile form costs more instructions and occupancy than the
-// 33.5 MB it saves. ncu's source view (aecc8ad) then showed why so many instructions: the shared-memory tiles are
-// read by generic LD.E (16% of the executed instructions) with 64-bit address math, because `smem` below is
-// aligned through a uintptr_t round trip and loses its address space. Next: git branch wip/rung8-lds (compiled,
-// not run) aligns it by an offset from the shared array (wgmma.cuh's wg_smem_base form): LDS/STS, every other
-// kernel's SASS unchanged; then fewer channels per warp (the K + 1 sums reduced per tile, not held), or the GEMM in
-// its own warpgroup with setmaxnreg.
+// issue), DRAM 18%: latency-bound at 16 warps per SM, 128 registers each (32 accumulators, 48 sums, 16 spill
+// loads/stores in the loop: logs/2026-12-03_7523c61_rung8_lds_sass.txt). So the one-block-per-(b, t)-tile form
+// costs more instructions and occupancy than the 33.5 MB it saves. ncu's source view (aecc8ad) then showed why so
+// many instructions: the shared-memory tiles are read by generic LD.E (16% of the executed instructions) with
+// 64-bit address math, because `smem` below is aligned through a uintptr_t round trip and loses its address
+// space. Next: git branch wip/rung8-lds (compiled, not run) aligns it by an offset from the shared array
+// (wgmma.cuh's wg_smem_base form): LDS/STS, the loop 4% shorter and unspilled, every other kernel's SASS
+// unchanged; then fewer channels per warp (the K + 1 sums reduced per tile, not held), or the GEMM in its own
+// warpgroup with setmaxnreg.
 // Numerics: v, act and gv as rung 4 (eager's bits before act's TF32 rounding: div_newton is IEEE division's
 // result where it is used, scripts/silu_exhaustive.cu); dx's taps in aten's order; dW_pw from TF32 operands rounded
 // to nearest even as cuDNN's weight gradient rounds them (so it runs only where that is a TF32 GEMM:
@@ -60,6 +61,7 @@
 #include "row_float4.cuh"   // in_row
 #include "warp_reduce.cuh"  // warp_sum
 #include "dw_backward_args.h"
+#include "gpu_props.h"      // gpu_compute_capability, blocks_per_sm_capped
 
 // The (K, dilation) pairs compiled for rung 8: X(K, D) for each (rung 4's with K <= 5).
 #ifndef DWWG_SHAPES
@@ -329,22 +331,14 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
 #endif
 }
 
-inline CUtensorMap box_map(const float* base, int64_t B, int64_t rows, int64_t T, int box_t,
-                           CUtensorMapSwizzle swizzle) {
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(B)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(T) * 4, static_cast<cuuint64_t>(rows * T) * 4};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_t), static_cast<cuuint32_t>(rows), 1};
-  return tma_map_3d(base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, dims, strides, box, swizzle);
-}
-
 template <int K, int D>
 void launch(const DwBackwardArgs& a, float* partial_w, int64_t G, cudaStream_t stream) {
   using S = Shape<K, D>;
   const int stages = S::stages();
   const size_t smem = S::smem(stages);
-  const CUtensorMap ymap = box_map(a.gy, a.B, a.C_out, a.T, kTT, CU_TENSOR_MAP_SWIZZLE_128B),
-                    xmap = box_map(a.x, a.B, a.C, a.T, S::XW, CU_TENSOR_MAP_SWIZZLE_NONE),
-                    gmap = box_map(a.ga, a.B, a.C, a.T, S::GW, CU_TENSOR_MAP_SWIZZLE_NONE);
+  const CUtensorMap ymap = tma_map_rows_f32(a.gy, a.B, a.C_out, a.T, kTT, CU_TENSOR_MAP_SWIZZLE_128B),
+                    xmap = tma_map_rows_f32(a.x, a.B, a.C, a.T, S::XW, CU_TENSOR_MAP_SWIZZLE_NONE),
+                    gmap = tma_map_rows_f32(a.ga, a.B, a.C, a.T, S::GW, CU_TENSOR_MAP_SWIZZLE_NONE);
   cudaError_t err = cudaFuncSetAttribute(dw_wgrad_kernel<K, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(smem));
   if (err == cudaSuccess) {
@@ -360,32 +354,21 @@ void launch(const DwBackwardArgs& a, float* partial_w, int64_t G, cudaStream_t s
 
 bool dw_wgrad_fused_fits(const DwBackwardArgs& a) {
 #ifdef FUSED_SM90A
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-    return false;
   bool compiled = false;
-#define DWWG_COMPILED(KK, DD) compiled = compiled || (a.K == KK && a.dilation == DD && dwwg::Shape<KK, DD>::stages() >= 2);
+#define DWWG_COMPILED(KK, DD) \
+  compiled = compiled || (a.K == KK && a.dilation == DD && dwwg::Shape<KK, DD>::stages() >= 2);
   DWWG_SHAPES(DWWG_COMPILED)
 #undef DWWG_COMPILED
-  return major == 9 && minor == 0 && compiled && a.ga && a.gy && !a.w_pw && !a.act && a.B >= 1 && a.T >= 1 &&
-         a.T <= 0x7fffffff - 1024 && a.B * ((a.T + dwwg::kTT - 1) / dwwg::kTT) <= 0x7fffffff && a.C >= kTcMinC && a.C <= dwwg::kRows &&
-         a.C_out >= kTcMinC && a.C_out <= dwwg::kRows && dw_backward_vec_shape(a);
+  return gpu_compute_capability() == 90 && compiled && a.ga && a.gy && !a.w_pw && !a.act && a.B >= 1 && a.T >= 1 &&
+         a.T <= 0x7fffffff - 1024 && a.B * ((a.T + dwwg::kTT - 1) / dwwg::kTT) <= 0x7fffffff && a.C >= kTcMinC &&
+         a.C <= dwwg::kRows && a.C_out >= kTcMinC && a.C_out <= dwwg::kRows && dw_backward_vec_shape(a);
 #else
   (void)a;
   return false;
 #endif
 }
 
-int64_t dw_wgrad_fused_blocks(const DwBackwardArgs& a) {
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
-    sms = 1;
-  const int64_t chunks = a.B * ((a.T + dwwg::kTT - 1) / dwwg::kTT);
-  return chunks < sms ? chunks : sms;
-}
+int64_t dw_wgrad_fused_blocks(const DwBackwardArgs& a) { return blocks_per_sm_capped(a.B, a.T, dwwg::kTT); }
 
 void dw_silu_wgrad_fused(const DwBackwardArgs& a, float* partial_w, int64_t G, void* stream) {
   if (!dw_wgrad_fused_fits(a) || !partial_w || !a.partial)

@@ -73,6 +73,21 @@ struct DwKernelGrads {
   int64_t n = 0;
 };
 
+#ifdef DWSEP_BACKWARD_KERNEL
+// The depthwise kernels' args from contiguous x (B, C, T), w_dw (C, 1, K) and b_dw (or undefined): the inputs, the
+// shape and the conv's parameters; the caller sets ga, gy, w_pw, T_out, C_out and the outputs.
+inline DwBackwardArgs dw_args(const at::Tensor& xc, const at::Tensor& w, const at::Tensor& bc, int64_t dilation,
+                              int64_t padding) {
+  DwBackwardArgs a{};
+  a.x = xc.data_ptr<float>();
+  a.w_dw = w.data_ptr<float>();
+  a.b_dw = bc.defined() ? bc.data_ptr<float>() : nullptr;
+  a.B = xc.size(0); a.C = xc.size(1); a.T = xc.size(2);
+  a.K = static_cast<int>(w.size(2)); a.dilation = static_cast<int>(dilation); a.padding = static_cast<int>(padding);
+  return a;
+}
+#endif
+
 // From ga = dL/d act by dw_silu_backward.cu (see dw_kernel_runs), or, where `w_pw` is defined, from gy alone by
 // dw_silu_backward_tc.cu (rung 5: ga = W_pw^T gy computed in the kernel, TF32): dx (want_dx), act (want_act: the 1x1
 // conv's weight gradient reads it), dW_dw and db_dw (where b_dw is defined), db_pw = sum of gy over (B, T)
@@ -93,16 +108,12 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
   const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
   const at::Tensor gyc = gy.defined() && (tc || want_db_pw) ? gy.contiguous() : at::Tensor();
   const at::Tensor wpc = tc ? w_pw.contiguous() : at::Tensor();
-  DwBackwardArgs a{};
-  a.x = xc.data_ptr<float>();
+  DwBackwardArgs a = dw_args(xc, w, bc, dilation, padding);
   a.ga = tc ? nullptr : gc.data_ptr<float>();
   a.gy = gyc.defined() ? gyc.data_ptr<float>() : nullptr;
   a.w_pw = tc ? wpc.data_ptr<float>() : nullptr;
-  a.w_dw = w.data_ptr<float>();
-  a.b_dw = bc.defined() ? bc.data_ptr<float>() : nullptr;
-  a.B = xc.size(0); a.C = xc.size(1); a.T = xc.size(2); a.T_out = tc ? gyc.size(2) : gc.size(2);
+  a.T_out = tc ? gyc.size(2) : gc.size(2);
   a.C_out = gyc.defined() ? gyc.size(1) : 0;
-  a.K = static_cast<int>(w.size(2)); a.dilation = static_cast<int>(dilation); a.padding = static_cast<int>(padding);
   // the outputs are the caching allocator's (512-byte aligned), so the alignment the vector paths need is x's and gy's
   if (tc && !dw_backward_tc_fits(a)) return c10::nullopt;
   DwKernelGrads g;
@@ -282,44 +293,37 @@ inline c10::optional<std::array<at::Tensor, 5>> dw_wgrad_fused_backward(
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor xc = x.contiguous(), w = w_dw.contiguous(), gc = ga.contiguous(), gyc = gy.contiguous();
   const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
-  DwBackwardArgs a{};
-  a.x = xc.data_ptr<float>();
+  DwBackwardArgs a = dw_args(xc, w, bc, dilation, padding);
   a.ga = gc.data_ptr<float>();
   a.gy = gyc.data_ptr<float>();
-  a.w_dw = w.data_ptr<float>();
-  a.b_dw = bc.defined() ? bc.data_ptr<float>() : nullptr;
-  a.B = xc.size(0); a.C = xc.size(1); a.T = xc.size(2); a.T_out = gc.size(2); a.C_out = gyc.size(1);
-  a.K = static_cast<int>(w.size(2)); a.dilation = static_cast<int>(dilation); a.padding = static_cast<int>(padding);
+  a.T_out = gc.size(2); a.C_out = gyc.size(1);
   // the outputs are the caching allocator's (512-byte aligned); the kernel's fit checks x's, ga's and gy's
   if (!dw_wgrad_fused_fits(a)) return c10::nullopt;
   const int64_t G = dw_wgrad_fused_blocks(a);
-  std::array<at::Tensor, 5> g{};
-  if (want_dx) g[0] = at::empty_like(xc);
-  g[1] = at::empty(w_dw.sizes(), xc.options());
-  if (bc.defined()) g[2] = at::empty({a.C}, xc.options());
-  g[3] = at::empty({a.C_out, a.C, 1}, xc.options());
-  if (want_db_pw) g[4] = at::empty({a.C_out}, xc.options());
-  const at::Tensor partial = at::empty({a.C * (a.K + 1), G}, xc.options());
-  const at::Tensor partial_pw = want_db_pw ? at::empty({a.C_out, G}, xc.options()) : at::Tensor();
-  const at::Tensor partial_w = at::empty({G, a.C_out, a.C}, xc.options());
-  a.dx = want_dx ? g[0].data_ptr<float>() : nullptr;
-  a.partial = partial.data_ptr<float>();
-  a.partial_pw = want_db_pw ? partial_pw.data_ptr<float>() : nullptr;
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
-  dw_silu_wgrad_fused(a, partial_w.data_ptr<float>(), G, stream);
-  cudaError_t err = cudaGetLastError();
+  // the depthwise half's partials and outputs as dw_kernel_backward leaves them (finish false), the weight
+  // gradient's as pw_kernel_wgrad does: finish_sums sums both, n = G for each
+  DwKernelGrads d;
+  d.n = G;
+  d.partial = at::empty({a.C * (a.K + 1), G}, xc.options());
+  d.dw_dw = at::empty(w_dw.sizes(), xc.options());
+  if (bc.defined()) d.db_dw = at::empty({a.C}, xc.options());
+  if (want_dx) d.dx = at::empty_like(xc);
+  PwKernelPartials p;
+  p.n = G;
+  p.w = at::empty({G, a.C_out, a.C}, xc.options());
+  p.dw_pw = at::empty({a.C_out, a.C, 1}, xc.options());
+  if (want_db_pw) {
+    p.b = at::empty({a.C_out, G}, xc.options());
+    p.db_pw = at::empty({a.C_out}, xc.options());
+  }
+  a.dx = want_dx ? d.dx.data_ptr<float>() : nullptr;
+  a.partial = d.partial.data_ptr<float>();
+  a.partial_pw = want_db_pw ? p.b.data_ptr<float>() : nullptr;
+  dw_silu_wgrad_fused(a, p.w.data_ptr<float>(), G, c10::cuda::getCurrentCUDAStream().stream());
+  const cudaError_t err = cudaGetLastError();
   TORCH_CHECK(err == cudaSuccess, "dw_silu_wgrad_fused: kernel launch failed: ", cudaGetErrorString(err));
-  BackwardSums s;
-  s.partial = a.partial; s.n = G; s.C = a.C; s.K = a.K;
-  s.dw_dw = g[1].data_ptr<float>();
-  s.db_dw = bc.defined() ? g[2].data_ptr<float>() : nullptr;
-  if (want_db_pw) { s.partial_pw = a.partial_pw; s.n_pw = G; s.C_out = a.C_out; s.db_pw = g[4].data_ptr<float>(); }
-  s.partial_w = partial_w.data_ptr<float>(); s.n_w = G; s.C_out = a.C_out; s.C_in = a.C;
-  s.dw_pw = g[3].data_ptr<float>();
-  backward_finish(s, stream);
-  err = cudaGetLastError();
-  TORCH_CHECK(err == cudaSuccess, "backward_finish: kernel launch failed: ", cudaGetErrorString(err));
-  return g;
+  finish_sums(&d, p, a.C, a.K);
+  return std::array<at::Tensor, 5>{d.dx, d.dw_dw, d.db_dw, p.dw_pw, p.db_pw};
 #else
   (void)ga; (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)dilation; (void)padding; (void)want_dx;
   (void)want_db_pw;
@@ -334,12 +338,7 @@ inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, con
   const c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor xc = x.contiguous(), w = w_dw.contiguous();
   const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
-  DwBackwardArgs a{};
-  a.x = xc.data_ptr<float>();
-  a.w_dw = w.data_ptr<float>();
-  a.b_dw = bc.defined() ? bc.data_ptr<float>() : nullptr;
-  a.B = xc.size(0); a.C = xc.size(1); a.T = xc.size(2);
-  a.K = static_cast<int>(w.size(2)); a.dilation = static_cast<int>(dilation); a.padding = static_cast<int>(padding);
+  DwBackwardArgs a = dw_args(xc, w, bc, dilation, padding);
   a.T_out = a.T + 2 * padding - dilation * (a.K - 1);
   at::Tensor act = at::empty({a.B, a.C, a.T_out}, xc.options());
   if (act.numel() > 0) {
@@ -416,7 +415,8 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
   at::Tensor v, a;
   if (kernel) {
     a = dw_kernel_act(x, w_dw, b_dw, dilation, padding);
-    if ((mode == 3 || mode == 4) && !need_act && need[3] && pw_kernel_runs(x, gy, w_pw)) {  // only the 1x1 conv's parameters
+    // only the 1x1 conv's parameters want gradients (modes 3 and 4: rung 6 or 7 from the recomputed act)
+    if ((mode == 3 || mode == 4) && !need_act && need[3] && pw_kernel_runs(x, gy, w_pw)) {
       const bool db_pw = need[4] && b_pw.defined();
       const PwKernelPartials p = pw_kernel_wgrad(gy.contiguous(), a, db_pw);
       finish_sums(nullptr, p, c, w_dw.size(2));

@@ -37,6 +37,7 @@
 #include "mma_sync.cuh"   // tc_mma_tf32
 #include "dw_backward_args.h"
 #include "pw_wgrad_args.h"
+#include "gpu_props.h"    // gpu_compute_capability, blocks_per_sm_capped
 
 namespace pwwg {
 
@@ -202,31 +203,17 @@ cudaError_t launch_ldg(const PwWgradArgs& a, int64_t G, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// G for KC-step chunks: one block per SM at most, never more than the (b, chunk) pairs.
-inline int64_t blocks_for(const PwWgradArgs& a, int KC) {
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
-    sms = 1;
-  const int64_t chunks = a.B * ((a.T + KC - 1) / KC);
-  return chunks < sms ? chunks : sms;
-}
-
 }  // namespace pwwg
 
 bool pw_wgrad_fits(const PwWgradArgs& a) {
-  int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-    return false;
   auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return major >= 8 && a.act && a.gy && a.partial_w && aligned16(a.act) && aligned16(a.gy) && a.T % 4 == 0 &&
+  return gpu_compute_capability() >= 80 && a.act && a.gy && a.partial_w && aligned16(a.act) && aligned16(a.gy) && a.T % 4 == 0 &&
          a.C >= kTcMinC && a.C <= pwwg::kMaxC && a.C_out >= kTcMinC && a.C_out <= pwwg::kMaxC && a.B >= 0 &&
          a.T <= 0x7fffffff - 1024;
 }
 
 int64_t pw_wgrad_blocks(const PwWgradArgs& a) {
-  return pw_wgrad_tma_fits(a) ? pw_wgrad_tma_blocks(a) : pwwg::blocks_for(a, pwwg::kKC);
+  return pw_wgrad_tma_fits(a) ? pw_wgrad_tma_blocks(a) : blocks_per_sm_capped(a.B, a.T, pwwg::kKC);
 }
 
 void pw_wgrad(const PwWgradArgs& a, void* stream) {

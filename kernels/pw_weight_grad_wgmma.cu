@@ -49,6 +49,7 @@
 #include "wgmma_ops.cuh"   // Wgmma, wg_desc, TMA loads, tma_map_3d
 #include "dw_backward_args.h"
 #include "pw_wgrad_args.h"
+#include "gpu_props.h"      // gpu_compute_capability, blocks_per_sm_capped
 
 #ifndef PW_TMA_STAGES
 #define PW_TMA_STAGES 6  // chunks in flight or in use per block (7 is the most that fits in 227 KB)
@@ -168,25 +169,13 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
 #endif
 }
 
-inline CUtensorMap box_map(const float* base, int64_t B, int64_t rows, int64_t T) {
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(B)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(T) * 4, static_cast<cuuint64_t>(rows * T) * 4};
-  const cuuint32_t box[3] = {kKC, static_cast<cuuint32_t>(rows), 1};
-  return tma_map_3d(base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
-}
-
 }  // namespace pwtma
 
 bool pw_wgrad_tma_fits(const PwWgradArgs& a) {
 #ifdef FUSED_SM90A
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-    return false;
   auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   // (not partial_w: pw_wgrad_blocks asks before the partials are allocated)
-  return major == 9 && minor == 0 && a.act && a.gy && aligned16(a.act) && aligned16(a.gy) &&
+  return gpu_compute_capability() == 90 && a.act && a.gy && aligned16(a.act) && aligned16(a.gy) &&
          a.T % 4 == 0 && a.C >= kTcMinC && a.C <= pwtma::kRows && a.C_out >= kTcMinC && a.C_out <= pwtma::kRows &&
          a.B >= 0 && a.B <= 0x7fffffff && a.T <= 0x7fffffff - 1024;
 #else
@@ -195,21 +184,14 @@ bool pw_wgrad_tma_fits(const PwWgradArgs& a) {
 #endif
 }
 
-int64_t pw_wgrad_tma_blocks(const PwWgradArgs& a) {
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
-    sms = 1;
-  const int64_t g = sms / PW_TMA_SM_DIV > 0 ? sms / PW_TMA_SM_DIV : 1;
-  const int64_t chunks = a.B * ((a.T + pwtma::kKC - 1) / pwtma::kKC);
-  return chunks < g ? chunks : g;
-}
+int64_t pw_wgrad_tma_blocks(const PwWgradArgs& a) { return blocks_per_sm_capped(a.B, a.T, pwtma::kKC, PW_TMA_SM_DIV); }
 
 void pw_wgrad_tma(const PwWgradArgs& a, int64_t G, void* stream) {
   if (!pw_wgrad_tma_fits(a) || !a.partial_w)
     throw std::runtime_error("pw_wgrad_tma: not built for sm_90a, no partials, or shape outside its limits");
   if (G < 1) return;
-  const CUtensorMap gmap = pwtma::box_map(a.gy, a.B, a.C_out, a.T), amap = pwtma::box_map(a.act, a.B, a.C, a.T);
+  const CUtensorMap gmap = tma_map_rows_f32(a.gy, a.B, a.C_out, a.T, pwtma::kKC, CU_TENSOR_MAP_SWIZZLE_128B),
+                    amap = tma_map_rows_f32(a.act, a.B, a.C, a.T, pwtma::kKC, CU_TENSOR_MAP_SWIZZLE_128B);
   cudaError_t err = cudaFuncSetAttribute(pwtma::pw_wgrad_tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(pwtma::kSmem));
   if (err == cudaSuccess) {

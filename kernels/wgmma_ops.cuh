@@ -157,4 +157,14 @@ inline CUtensorMap tma_map_3d(const void* base, CUtensorMapDataType type, const 
   return map;
 }
 
+// Host: a float32 (B, rows, T) tensor (contiguous) as 3-D (T, rows, B), boxes of (box_t, rows, 1): the weight-gradient
+// kernels' tiles of every row over box_t steps.
+inline CUtensorMap tma_map_rows_f32(const float* base, int64_t B, int64_t rows, int64_t T, int box_t,
+                                    CUtensorMapSwizzle swizzle) {
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(B)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(T) * 4, static_cast<cuuint64_t>(rows * T) * 4};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_t), static_cast<cuuint32_t>(rows), 1};
+  return tma_map_3d(base, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, dims, strides, box, swizzle);
+}
+
 }  // namespace

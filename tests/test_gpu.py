@@ -318,7 +318,7 @@ def test_dw_wgrad_fused_kernel_against_float64(B, C, C_out, T, K, d, bias):
     fj.smem_poisoner().poison_smem()
     got = fj.general_kernel().dw_wgrad_fused(*args)
     torch.cuda.synchronize()
-    for name, g, ref, tol in zip(["dx", "dW_dw", "db_dw", "dW_pw", "db_pw"], got, refs, tols):
+    for name, g, ref, tol in zip(fj.DW_WGRAD_OUTPUTS, got, refs, tols):
         if ref is None:
             assert g is None or g.numel() == 0, name
             continue
