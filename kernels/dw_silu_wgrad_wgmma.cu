@@ -37,8 +37,12 @@
 // channel's weights in registers), long-scoreboard and fixed-latency stalls first (2.6 and 1.6 cycles per
 // issue), DRAM 18%: latency-bound at 16 warps per SM, 128 registers each (32 accumulators, 48 sums, spills of
 // ~10 values a tile). So the one-block-per-(b, t)-tile form costs more instructions and occupancy than the
-// 33.5 MB it saves. Next, if any: fewer channels per warp (the K + 1 sums reduced per tile, not held), the
-// weights of a warp's channels in registers, or the GEMM in a separate warpgroup with setmaxnreg.
+// 33.5 MB it saves. ncu's source view (aecc8ad) then showed why so many instructions: the shared-memory tiles are
+// read by generic LD.E (16% of the executed instructions) with 64-bit address math, because `smem` below is
+// aligned through a uintptr_t round trip and loses its address space. Next: git branch wip/rung8-lds (compiled,
+// not run) aligns it by an offset from the shared array (wgmma.cuh's wg_smem_base form): LDS/STS, every other
+// kernel's SASS unchanged; then fewer channels per warp (the K + 1 sums reduced per tile, not held), or the GEMM in
+// its own warpgroup with setmaxnreg.
 // Numerics: v, act and gv as rung 4 (eager's bits before act's TF32 rounding: div_newton is IEEE division's
 // result where it is used, scripts/silu_exhaustive.cu); dx's taps in aten's order; dW_pw from TF32 operands rounded
 // to nearest even as cuDNN's weight gradient rounds them (so it runs only where that is a TF32 GEMM:
@@ -91,6 +95,8 @@ struct Shape {
   static constexpr uint32_t kXBytes = kRows * XW * 4, kGBytes = kRows * GW * 4;
   static constexpr uint32_t kStageBytes = kOpBytes + kXBytes + kGBytes;  // gy (1024-byte aligned), x, ga
   static_assert(kStageBytes % 1024 == 0, "every stage's gy tile 1024-byte aligned for the swizzle");
+  static_assert(H4 % 4 == 0 && P4 % 4 == 0 && kTT % 4 == 0, "every TMA box starts on a 16-byte boundary");
+  static_assert(XW % 8 == 0 && GW % 8 == 0 && XW <= 256 && GW <= 256, "box rows of whole 32-byte sectors, <= 256");
   static constexpr int kHalo = (kCPW * H + 31) / 32;  // passes of the warp over its channels' halo steps
   static size_t smem(int stages) {  // + 1024-byte alignment, the two act tiles, the weights and biases, mbarriers
     return 1024 + 2 * kOpBytes + stages * static_cast<size_t>(kStageBytes) + kRows * (K + 1) * 4 + 8 * stages;

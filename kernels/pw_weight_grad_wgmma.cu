@@ -33,7 +33,9 @@
 // strided chunk order, 256-byte or no L2 promotion, an L2 prefetch of the block's later chunks; fewer blocks
 // (66, 44, 33) made it as slow or slower (30.3, 36.9, 43.1 us): each block's stream is then the limit.
 // Next: cuDNN's form (a producer warp, more stages of 64-row boxes, split K over fewer, longer runs); a producer
-// warp's first form is on git branch wip/pw-wgrad-producer (compiled, not run).
+// warp's first form is on git branch wip/pw-wgrad-producer (compiled, not run). Its rounding pass reads and writes
+// the stages by generic LD.E.128 / ST.E.128 (the uintptr_t alignment below loses the shared address space, as in
+// rung 8: logs/2026-12-03_aecc8ad_rung8_ncu_source.txt); git branch wip/rung8-lds makes them LDS/STS (not run).
 // Numerics: both operands rounded to nearest even, fp32 accumulation on the tensor cores per block, the
 // blocks' partials summed in a fixed order by backward_finish: deterministic, no atomics; another order than
 // cuDNN's, so within float32 summation order of eager's dW_pw (TF32 class).
