@@ -140,8 +140,10 @@ __global__ void __launch_bounds__(kThreads, 1) dw_wgrad_kernel(const __grid_cons
 #elif defined(__CUDA_ARCH__)
   using S = Shape<K, D>;
   extern __shared__ unsigned char smem_raw[];
-  const uintptr_t raw = reinterpret_cast<uintptr_t>(smem_raw);
-  unsigned char* smem = reinterpret_cast<unsigned char*>((raw + 1023) & ~uintptr_t(1023));
+  // 1024-byte aligned by an offset from the shared array itself (wgmma.cuh's wg_smem_base form), so that the
+  // compiler keeps the pointers in the shared window: the uintptr_t round trip of 75a0c44 made every tile access a
+  // generic LD.E / ST.E (logs/2026-12-03_aecc8ad_rung8_ncu_source.txt)
+  unsigned char* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);
   unsigned char* stage0 = smem + 2 * kOpBytes;  // the two act tiles first
   float* ws = reinterpret_cast<float*>(stage0 + static_cast<size_t>(stages) * S::kStageBytes);  // w_dw (C, K), b_dw
   uint64_t* full = reinterpret_cast<uint64_t*>(ws + kRows * (K + 1));

@@ -85,8 +85,10 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
   extern __shared__ unsigned char smem_raw[];
   // 1024-byte aligned for the swizzle (its own expression: calling wgmma.cuh's wg_smem_base here changed the SASS of
   // rung 09's kernel, built in the same translation unit)
-  const uintptr_t raw = reinterpret_cast<uintptr_t>(smem_raw);
-  unsigned char* smem = reinterpret_cast<unsigned char*>((raw + 1023) & ~uintptr_t(1023));
+  // 1024-byte aligned by an offset from the shared array itself (wgmma.cuh's wg_smem_base form), so that the
+  // compiler keeps the pointers in the shared window: the uintptr_t round trip of 75a0c44 made every tile access a
+  // generic LD.E / ST.E (logs/2026-12-03_aecc8ad_rung8_ncu_source.txt)
+  unsigned char* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageBytes);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = tid >> 7;
   const int tiles = (T + kKC - 1) / kKC;
