@@ -1,10 +1,10 @@
 """A/B of the backward kernel across commits: the general path's extension built from each given copy of
 kernels/ (an earlier commit's, e.g. `git archive REV kernels | tar -x -C .ab/REV`; .ab/ is ignored) and from the
-working tree, then one backward each (torch.autograd.grad of forward_train's output, backward mode 1: the
-backward kernel between cuDNN's two GEMMs) timed in turn with bench's timer (CUDA events, L2 flushed, the
+working tree, then one backward each (torch.autograd.grad of forward_train's output in each --mode: 1 the
+backward kernel between cuDNN's two GEMMs, 3 rungs 4 + 7, 4 rung 8; default 1) timed in turn with bench's timer (CUDA events, L2 flushed, the
 training spin; interleaved, each primed), at the headline and one more shape. Gradients checked against eager's
 first. Rows go to the results log (kind 'backward_ab'); the printed table is the run's record.
-    python scripts/backward_ab.py [--reps 100] LABEL=KERNELS_DIR ..."""
+    python scripts/backward_ab.py [--reps 100] [--mode 1 ...] LABEL=KERNELS_DIR ..."""
 import argparse
 import sys
 from pathlib import Path
@@ -22,7 +22,10 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("builds", nargs="*", help="LABEL=KERNELS_DIR (the working tree's kernels/ is always 'tree')")
     p.add_argument("--reps", type=int, default=100)
+    p.add_argument("--mode", type=int, action="append", choices=sorted(set(fj.config.BACKWARDS.values()) - {0}),
+                   help="backward mode(s) to time (fusedkit.config.BACKWARDS; default 1)")
     a = p.parse_args()
+    modes = a.mode or [1]
     exts = {}
     for spec in a.builds:
         label, _, path = spec.partition("=")
@@ -38,9 +41,11 @@ def main() -> int:
         xs = x.clone().requires_grad_(True)
         gy = torch.randn_like(model(x))
         want = torch.autograd.grad(model(xs), [xs, *params], gy)
-        fns = []
-        for label, ext in exts.items():
-            y = ext.forward_train(xs, *args, 1)
+        fns, labels = [], []
+        for (label, ext), mode in ((e, m) for m in modes for e in exts.items()):
+            y = ext.forward_train(xs, *args, mode)
+            label = label if len(modes) == 1 else f"{label}/mode{mode}"
+            labels.append(label)
             got = torch.autograd.grad(y, [xs, *params], gy, retain_graph=True)
             worst = max(fj.max_diff(g, w) / max(1e-30, float(w.abs().max())) for g, w in zip(got, want))
             print(f"{label}: {shape}: worst max |grad - eager's| / max |eager's| = {worst:.2e}", flush=True)
@@ -49,7 +54,7 @@ def main() -> int:
                 return 1
             fns.append(lambda y=y: torch.autograd.grad(y, [xs, *params], gy, retain_graph=True))
         t = timer.time_interleaved(fns, a.reps)
-        for j, label in enumerate(exts):
+        for j, label in enumerate(labels):
             rows.append(fj.result_row("backward_ab", env, f"backward[{label}]", shape, "float32", t[:, j],
                                       l2_flushed=True))
             print(f"  {label:<12} bwd {np.median(t[:, j]):8.1f} us  (p10 {np.percentile(t[:, j], 10):.1f}, "

@@ -8,11 +8,11 @@
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
 # New results rows go to $OUT/timings_new.csv (merged into results/timings.csv afterwards with
 # `python scripts/merge_results.py`); everything printed is appended to $OUT/run.log. Python run beside it in
-# the same call needs the same TORCH_EXTENSIONS_DIR (/tmp/fused_ext), or it rebuilds every extension.
+# the same call needs the same TORCH_EXTENSIONS_DIR (default /tmp/fused_ext; an ignored /.ext keeps builds between warm calls), or it rebuilds every extension.
 set -uo pipefail
 OUT=${OUT:-/tmp/h200_out}; mkdir -p "$OUT"
 mkdir -p /tmp/fused_results
-export PYTHONUNBUFFERED=1 FUSED_RESULTS=/tmp/fused_results/timings_new.csv TORCH_EXTENSIONS_DIR=/tmp/fused_ext
+export PYTHONUNBUFFERED=1 FUSED_RESULTS=/tmp/fused_results/timings_new.csv TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-/tmp/fused_ext}
 stages=${*:-build check sanitize bench test}
 # verify: what a change to the launcher, the general path or the training path needs before anything is claimed
 [ "$stages" = verify ] && stages="build test sanitize export_timing kernelbench backward train shapes" &&
