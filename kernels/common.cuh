@@ -58,6 +58,23 @@ __device__ __forceinline__ bool div_newton_ok(float a, float b) {
   return b >= 1.0f && b <= 0x1p96f && m >= 0x1p-60f && m <= 0x1p60f;
 }
 
+// Eager's SiLU (silu above) bit for bit at every float32 input (scripts/silu_exhaustive.cu, all 2^32), without
+// IEEE division's slow-path call: div_newton where div_newton_ok, and outside its range the same quotient by
+// other exact means, picked by selects so the code stays one basic block: |v| < 2^-60 (1 + e == 2: v * 0.5, both
+// correctly rounded), 1 + e > 2^96 (v < -66.5: the divisor scaled by 2^-64 into div_newton's range and the
+// quotient scaled back, exact as it stays normal), 1 + e == inf (v * 0: -0, NaN at v = -inf), v > 2^60 (1 + e
+// == 1: v). NaN stays NaN. About 25 instructions against the 18 of expf + division, but no call, around which
+// ptxas serializes wgmmas left in flight (rung 12 computes its SiLU under the previous chunk's wgmmas).
+__device__ __forceinline__ float silu_nocall(float v) {
+  const float den = 1.0f + expf(-v);
+  const bool big = den > 0x1p96f;
+  float q = div_newton(v, big ? den * 0x1p-64f : den);
+  q = big ? q * 0x1p-64f : q;
+  q = fabsf(v) < 0x1p-60f ? v * 0.5f : q;
+  q = v > 0x1p60f ? v : q;
+  return den == __int_as_float(0x7f800000) ? v * 0.0f : q;
+}
+
 // Element type <-> float, so one kernel template serves float32, bfloat16 and float16 I/O.
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -125,10 +142,18 @@ __device__ __forceinline__ float silu_tanh(float v) {
 #ifndef FUSED_SILU
 #define FUSED_SILU 0
 #endif
+// Eager's SiLU in the tensor-core rungs: FUSED_SILU_NOCALL=1 as silu_nocall (the same bits, no call), 0 as silu.
+#ifndef FUSED_SILU_NOCALL
+#define FUSED_SILU_NOCALL 0
+#endif
+__device__ __forceinline__ float silu_eager(float v) {
+  if constexpr (FUSED_SILU_NOCALL != 0) return silu_nocall(v);
+  else return silu(v);
+}
 __device__ __forceinline__ float silu_act(float v) {
   if constexpr (FUSED_SILU == 2) return silu_tanh(v);
   else if constexpr (FUSED_SILU == 1) return silu_fast(v);
-  else return silu(v);
+  else return silu_eager(v);
 }
 // fp32 -> tf32 (RNE, as tc_tf32) kept as a float: the activations as a TF32 GEMM operand.
 __device__ __forceinline__ float tc_round_tf32(float v) { return __uint_as_float(tc_tf32(v)); }

@@ -200,7 +200,7 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
 #pragma unroll
         for (int i = 0; i < G; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
 #pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu(acc[i]) : acc[i];
+      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(acc[i]) : acc[i];
       if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
     }
     const int tt0 = G * j - shift;

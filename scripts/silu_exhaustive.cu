@@ -1,7 +1,8 @@
 // silu_exhaustive.cu: kernels/common.cuh's guarded SiLU (silu_rounded<13> for tf32, <16> for bf16, in batches of
 // 4 as the rungs call it) against eager's SiLU rounded the same way (tc_tf32(silu(v)), __float2bfloat16_rn(silu(v)))
 // at every one of the 2^32 float32 inputs, bit for bit; and the backward's SiLU terms 1 / (1 + e), v / (1 + e) by
-// div_newton (where div_newton_ok) against IEEE division, bit for bit.
+// div_newton (where div_newton_ok) against IEEE division, bit for bit; and silu_nocall against silu in float32, bit
+// for bit (NaN against NaN).
 // Reports the mismatches (the guard is wrong if there is one: exit status 1), how often the guard falls back to
 // eager's formula per band of |v|, and the largest distance in ulp between silu_fast and silu per band (what
 // FUSED_SILU_GUARD is weighed against: the exhaustive comparison, not this distance, decides). Built with the JIT's device flags (-O3, no fast math), as tests/test_gpu.py does:
@@ -23,6 +24,8 @@ struct Tally {
   // the backward's SiLU terms by div_newton where div_newton_ok, against IEEE division (backward rung 8)
   unsigned long long mismatch_div, div_fallback;
   unsigned int first_bad_div;
+  unsigned long long mismatch_nocall;  // silu_nocall against silu (eager's formula), float32 bits
+  unsigned int first_bad_nocall;
 };
 
 __device__ int band_of(float v) {
@@ -32,7 +35,7 @@ __device__ int band_of(float v) {
 }
 
 __global__ void exhaust(Tally* t) {
-  unsigned long long mt = 0, mb = 0, md = 0, fd = 0, in[kBands] = {}, ft[kBands] = {}, fb[kBands] = {};
+  unsigned long long mt = 0, mb = 0, md = 0, fd = 0, mn = 0, in[kBands] = {}, ft[kBands] = {}, fb[kBands] = {};
   unsigned int mu[kBands] = {};
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   for (unsigned long long i = 4 * (blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x);
@@ -57,6 +60,11 @@ __global__ void exhaust(Tally* t) {
         ++mb;
         t->first_bad_bf16 = bits;
       }
+      const float nc = silu_nocall(v);
+      if (__float_as_uint(nc) != __float_as_uint(ref) && !(isnan(nc) && isnan(ref))) {
+        ++mn;
+        t->first_bad_nocall = bits;
+      }
       const float den = 1.0f + expf(-v);
       if (div_newton_ok(v, den)) {
         if (__float_as_uint(div_newton(1.0f, den)) != __float_as_uint(1.0f / den) ||
@@ -80,6 +88,7 @@ __global__ void exhaust(Tally* t) {
   atomicAdd(&t->mismatch_bf16, mb);
   atomicAdd(&t->mismatch_div, md);
   atomicAdd(&t->div_fallback, fd);
+  atomicAdd(&t->mismatch_nocall, mn);
   for (int b = 0; b < kBands; ++b) {
     atomicAdd(&t->inputs[b], in[b]);
     atomicAdd(&t->fallback_tf32[b], ft[b]);
@@ -114,13 +123,15 @@ int main() {
   std::printf("mismatches: tf32 %llu, bf16 %llu\n", t.mismatch_tf32, t.mismatch_bf16);
   std::printf("backward SiLU terms 1/(1+e), v/(1+e) by div_newton: mismatches %llu, inputs left to IEEE division %llu\n",
               t.mismatch_div, t.div_fallback);
+  std::printf("silu_nocall against silu (float32 bits): mismatches %llu\n", t.mismatch_nocall);
   const auto example = [](const char* kind, uint32_t bits) {
     std::printf("  e.g. %s at v = %.9g (0x%08x)\n", kind, host_float(bits), bits);
   };
   if (t.mismatch_tf32) example("tf32", t.first_bad_tf32);
   if (t.mismatch_bf16) example("bf16", t.first_bad_bf16);
   if (t.mismatch_div) example("div_newton", t.first_bad_div);
-  const bool bad = t.mismatch_tf32 || t.mismatch_bf16 || t.mismatch_div;
+  if (t.mismatch_nocall) example("silu_nocall", t.first_bad_nocall);
+  const bool bad = t.mismatch_tf32 || t.mismatch_bf16 || t.mismatch_div || t.mismatch_nocall;
   std::printf("%s\n", bad ? "FAIL" : "PASS: bit for bit at every input");
   return bad ? 1 : 0;
 }
