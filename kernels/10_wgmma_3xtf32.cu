@@ -6,7 +6,7 @@
 //   - the tensor cores' accumulation truncates, so the big*big products go into WG_CHAINS independent
 //     accumulators over K slices and the small terms into one more; the epilogue adds them in fp32
 //     (rung 06 needed a zeroed partial per k-step with mma.sync);
-//   - the accurate SiLU (expf, IEEE division): the activations must be fp32-exact.
+//   - the accurate SiLU (expf, IEEE division, as silu_nocall): the activations must be fp32-exact.
 //   - warp-specialized (WG_WS=1): warpgroups 2-3 build act (depthwise + SiLU, 256 threads,
 //     one channel each), warpgroups 0-1 stage W_pw, then per tile wait for act, issue the 48 wgmmas, wait,
 //     hand the act buffer back and store y; act is a 2-deep ring between them, handed over on mbarriers
@@ -44,6 +44,11 @@
 #endif
 #ifndef WG_L2_PREFETCH
 #define WG_L2_PREFETCH 2
+#endif
+// Eager's SiLU as common.cuh's silu_nocall (the same float32 bits at every input, no slow-path call): 39.26 ->
+// 36.61 us in one ab (2026-12-03, logs/2026-12-03_5457865_silu_nocall_ab.log); FUSED_SILU_NOCALL=0 is the old form.
+#ifndef FUSED_SILU_NOCALL
+#define FUSED_SILU_NOCALL 1
 #endif
 #include "wgmma.cuh"
 

@@ -46,8 +46,13 @@
 // The guarded SiLU (common.cuh silu_rounded) made this rung slower, per value 28.0 -> 31.6 us and in batches over
 // a chunk 28.4 -> 31.7 (ab, logs/2026-12-02_{3a08f8b,0618161}_guarded_silu_*; cause not found: the SASS keeps its
 // wgmma waits and spills nothing), so it evaluates eager's formula at every element unless a build asks otherwise.
+// That formula without the division's slow-path call (silu_nocall, the same bits): 27.30 -> 24.58 us in one ab,
+// still ~2% behind rung 09 (23.8); with the guard on top 30.82 (logs/2026-12-03_5457865_silu_nocall_ab.log).
 #ifndef FUSED_SILU_GUARD
 #define FUSED_SILU_GUARD -1
+#endif
+#ifndef FUSED_SILU_NOCALL
+#define FUSED_SILU_NOCALL 1
 #endif
 #include "wgmma_rs.cuh"
 

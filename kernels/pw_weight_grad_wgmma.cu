@@ -57,10 +57,6 @@
 #ifndef PW_TMA_SM_DIV
 #define PW_TMA_SM_DIV 1  // G = SMs / PW_TMA_SM_DIV blocks (fewer blocks: longer runs of steps per block)
 #endif
-#ifndef PW_TMA_PRODUCER
-#define PW_TMA_PRODUCER 0  // 1: a ninth warp only issues the boxes, each stage refilled as soon as both warpgroups'
-                           // wgmmas on it have completed (an empty mbarrier per stage), not two chunks later
-#endif
 #ifndef PW_TMA_ABLATE
 #define PW_TMA_ABLATE 0  // a timing experiment (scripts/pw_wgrad_ab.py), bits: 1 no rounding, 2 no wgmma (then wrong)
 #endif
@@ -73,14 +69,13 @@ constexpr int kThreads = 256;                             // two warpgroups: dW_
 constexpr int kRows = 128;                                // rows per box (C and C_out zero-padded to 128)
 constexpr uint32_t kTileBytes = kRows * kKC * 4;          // one operand's box: 16 KB
 constexpr uint32_t kStageBytes = 2 * kTileBytes;          // gy's box, then act's
-constexpr int kBlockThreads = kThreads + 32 * PW_TMA_PRODUCER;  // (+ the producer warp)
-constexpr size_t kSmem = kStages * kStageBytes + 1024 + 16 * kStages;  // + 1024-byte alignment + 2 mbarriers a stage
+constexpr size_t kSmem = kStages * kStageBytes + 1024 + 8 * kStages;  // + 1024-byte alignment + mbarriers
 static_assert(kTileBytes / 16 == 4 * kThreads, "each thread rounds 4 units of each box");
 
 // grid G, kThreads threads, kSmem bytes of dynamic shared memory. gmap, amap: gy (B, C_out, T) and act (B, C, T)
 // as 3-D (T, rows, B), box (kKC, rows, 1), 128-byte swizzle; a stage's rows past C_out or C are stale, and
 // each feeds only its own row or column of dW_pw, which is not stored.
-__global__ void __launch_bounds__(kBlockThreads, 1) pw_wgrad_tma_kernel(const __grid_constant__ CUtensorMap gmap,
+__global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_constant__ CUtensorMap gmap,
                                                                   const __grid_constant__ CUtensorMap amap,
                                                                   float* partial_w, float* partial_b, int64_t B,
                                                                   int C, int C_out, int T) {
@@ -93,7 +88,6 @@ __global__ void __launch_bounds__(kBlockThreads, 1) pw_wgrad_tma_kernel(const __
   const uintptr_t raw = reinterpret_cast<uintptr_t>(smem_raw);
   unsigned char* smem = reinterpret_cast<unsigned char*>((raw + 1023) & ~uintptr_t(1023));
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageBytes);
-  uint64_t* empty = full + kStages;  // PW_TMA_PRODUCER: one arrival per warpgroup once its wgmmas on a stage are done
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = tid >> 7;
   const int tiles = (T + kKC - 1) / kKC;
   const int64_t chunks = B * tiles, G = gridDim.x, blk = blockIdx.x;
@@ -110,21 +104,10 @@ __global__ void __launch_bounds__(kBlockThreads, 1) pw_wgrad_tma_kernel(const __
   };
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1);
-    for (int s = 0; PW_TMA_PRODUCER && s < kStages; ++s) mbar_init(&empty[s], 2);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
-#if PW_TMA_PRODUCER
-  if (warp == kThreads / 32) {  // the producer: every chunk, each into a stage both warpgroups have released
-    if (lane == 0)
-      for (int i = 0; i < n; ++i) {
-        if (i >= kStages) mbar_wait(&empty[i % kStages], (i / kStages - 1) & 1);
-        issue(i);
-      }
-    return;
-  }
-#endif
-  if (!PW_TMA_PRODUCER && tid == 0)
+  if (tid == 0)
     for (int i = 0; i < n && i < kStages; ++i) issue(i);
   float d[1][64];
 #pragma unroll
@@ -144,10 +127,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1) pw_wgrad_tma_kernel(const __
       if (!(PW_TMA_ABLATE & 1)) u[tid + kThreads * k] = tc_round_tf32(v[k]);
     }
     fence_proxy_async();  // the rounded operands -> visible to wgmma (and to the TMA that later refills)
-    // ... from every thread; and every thread has waited for chunk i - 2's wgmmas (the producer warp is not in it)
-    if (PW_TMA_PRODUCER) named_bar_sync(1, kThreads);
-    else __syncthreads();
-    if (!PW_TMA_PRODUCER && tid == 0 && i >= 2 && i - 2 + kStages < n) issue(i - 2 + kStages);
+    __syncthreads();      // ... from every thread; and every thread has waited for chunk i - 2's wgmmas
+    if (tid == 0 && i >= 2 && i - 2 + kStages < n) issue(i - 2 + kStages);
     const uint32_t a_addr = base + s * kStageBytes + wg * 64 * 128, b_addr = base + s * kStageBytes + kTileBytes;
     wg_fence_regs(d);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -156,8 +137,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1) pw_wgrad_tma_kernel(const __
       Wgmma<128, float>::mma(d[0], wg_desc(a_addr + 32 * ks), wg_desc(b_addr + 32 * ks), 1);
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     wg_fence_regs(d);
-    wg_wait<1>();  // this warpgroup's wgmmas on chunk i - 1 are done
-    if (PW_TMA_PRODUCER && i >= 1 && (tid & 127) == 0) mbar_arrive(&empty[(i - 1) % kStages]);
+    wg_wait<1>();
   }
   wg_wait<0>();
   wg_fence_regs(d);
@@ -215,7 +195,7 @@ void pw_wgrad_tma(const PwWgradArgs& a, int64_t G, void* stream) {
   cudaError_t err = cudaFuncSetAttribute(pwtma::pw_wgrad_tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(pwtma::kSmem));
   if (err == cudaSuccess) {
-    pwtma::pw_wgrad_tma_kernel<<<static_cast<unsigned>(G), pwtma::kBlockThreads, pwtma::kSmem,
+    pwtma::pw_wgrad_tma_kernel<<<static_cast<unsigned>(G), pwtma::kThreads, pwtma::kSmem,
                                  static_cast<cudaStream_t>(stream)>>>(gmap, amap, a.partial_w, a.partial_b, a.B,
                                                                       static_cast<int>(a.C),
                                                                       static_cast<int>(a.C_out),
