@@ -32,10 +32,11 @@
 // tiles, split K, 231 KB of smem) at 15.6 us and 46%. No knob moved it by more than the spread: 4 or 7 stages, the
 // strided chunk order, 256-byte or no L2 promotion, an L2 prefetch of the block's later chunks; fewer blocks
 // (66, 44, 33) made it as slow or slower (30.3, 36.9, 43.1 us): each block's stream is then the limit.
-// Next: cuDNN's form (a producer warp, more stages of 64-row boxes, split K over fewer, longer runs); a producer
-// warp's first form is on git branch wip/pw-wgrad-producer (compiled, not run). Its rounding pass reads and writes
-// the stages by generic LD.E.128 / ST.E.128 (the uintptr_t alignment below loses the shared address space, as in
-// rung 8: logs/2026-12-03_aecc8ad_rung8_ncu_source.txt); git branch wip/rung8-lds makes them LDS/STS (not run).
+// Two more forms measured no faster (docs/ladder.md, backward rung 7): a producer warp refilling each stage once
+// both warpgroups release it (30.53 us alone against 30.19, cuDNN 22.05; commit ac120f8) and the rounding pass by
+// LDS/STS instead of the generic LD.E.128 / ST.E.128 the uintptr_t alignment below gives (the backward 65.3 against
+// 63.7; a1c103a): logs/2026-12-03_{5457865_silu_nocall_ab,519b27a_backward_ab_lds}.log. Next: cuDNN's form (64 x 64
+// output tiles a block, split K over fewer, longer runs).
 // Numerics: both operands rounded to nearest even, fp32 accumulation on the tensor cores per block, the
 // blocks' partials summed in a fixed order by backward_finish: deterministic, no atomics; another order than
 // cuDNN's, so within float32 summation order of eager's dW_pw (TF32 class).
