@@ -15,10 +15,7 @@
 // (ga, eager's call), then that kernel for dx, the activations, the depthwise's weight and bias gradients and the
 // 1x1 conv's bias gradient (rungs 3 and 4 of the backward ladder), then cuDNN's weight gradient of the 1x1 conv
 // from the kernel's activations: no separate recompute, silu_backward, depthwise backward or bias reductions. Gradients
-// within float32 summation order of eager's (dx and dW_pw bit for bit where cuDNN picks the same algorithms). The
-// kernel's partial sums are finished on a side stream beside cuDNN's weight gradient (finish_beside; before
-// 2026-12-03 after it, in the same stream). Prediction: 2-3 us off the headline's backward (the finish's 2.2 us in
-// the profile and its launch gap, under a weight gradient that leaves 68 of 132 SMs idle).
+// within float32 summation order of eager's (dx and dW_pw bit for bit where cuDNN picks the same algorithms).
 // Mode 2 (backward="fused", chosen by the caller only where torch.backends.cudnn.allow_tf32 is on) runs rung 5
 // instead of cuDNN's data gradient + that kernel where rung 5 takes the shape (dw_silu_backward_tc.cu: ga = W_pw^T
 // dy on TF32 tensor cores inside the kernel; dx and the depthwise gradients within TF32 summation order of eager's;
@@ -44,7 +41,6 @@
 #include <vector>
 
 #ifdef DWSEP_BACKWARD_KERNEL
-#include <c10/core/Event.h>
 #include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -73,8 +69,7 @@ inline bool dw_kernel_runs(const at::Tensor& x, const at::Tensor& ga, const at::
 // What dw_silu_backward.cu returns: each entry undefined where it was not asked for.
 struct DwKernelGrads {
   at::Tensor dx, dw_dw, db_dw, act, db_pw;
-  at::Tensor partial;     // the kernel's partial sums (C * (K + 1), n), where the caller finishes them (finish false)
-  at::Tensor partial_pw;  // ... and db_pw's (C_out, n), where it summed gy
+  at::Tensor partial;  // the kernel's partial sums (C * (K + 1), n), where the caller finishes them (finish false)
   int64_t n = 0;
 };
 
@@ -147,7 +142,6 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
               cudaGetErrorString(err));
   if (!finish) {
     g.partial = partial;
-    g.partial_pw = partial_pw;
     g.n = n;
     return g;
   }
@@ -270,11 +264,6 @@ inline void finish_sums(const DwKernelGrads* d, const PwKernelPartials& p, int64
     s.dw_dw = d->dw_dw.data_ptr<float>();
     s.db_dw = d->db_dw.defined() ? d->db_dw.data_ptr<float>() : nullptr;
   }
-  if (d && d->partial_pw.defined()) {  // the depthwise kernel summed gy (no weight-gradient kernel's p.b then)
-    s.partial_pw = d->partial_pw.data_ptr<float>();
-    s.n_pw = d->n; s.C_out = d->db_pw.size(0);
-    s.db_pw = d->db_pw.data_ptr<float>();
-  }
   if (p.b.defined()) {
     s.partial_pw = p.b.data_ptr<float>();
     s.n_pw = p.n; s.C_out = p.dw_pw.size(0);
@@ -290,33 +279,6 @@ inline void finish_sums(const DwKernelGrads* d, const PwKernelPartials& p, int64
   TORCH_CHECK(err == cudaSuccess, "backward_finish: kernel launch failed: ", cudaGetErrorString(err));
 #else
   (void)d; (void)p; (void)C; (void)K;
-#endif
-}
-
-// The depthwise kernel's finish (d's partials, finish false) on a side stream beside what main_work queues on the
-// current stream (cuDNN's weight gradient: at the headline 64 blocks, one an SM, so the finish's small blocks find
-// SMs idle instead of waiting for it), joined back before returning: the current stream's later work sees every
-// sum. The same fixed-order sums, so the same bits. A fork and join of events, so CUDA graph capture records it.
-template <typename F>
-inline void finish_beside(const DwKernelGrads& d, int64_t C, int64_t K, F&& main_work) {
-#ifdef DWSEP_BACKWARD_KERNEL
-  const c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream();
-  const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(false, main.device_index());
-  c10::Event ready(c10::DeviceType::CUDA), done(c10::DeviceType::CUDA);
-  ready.record(main);
-  ready.block(side);
-  {
-    const c10::cuda::CUDAStreamGuard on_side(side);
-    finish_sums(&d, PwKernelPartials{}, C, K);
-  }
-  for (const at::Tensor* t : {&d.partial, &d.partial_pw, &d.dw_dw, &d.db_dw, &d.db_pw})
-    if (t->defined()) t->record_stream(side);  // the allocator keeps them until the side stream is done with them
-  main_work();
-  done.record(side);
-  done.block(main);
-#else
-  (void)d; (void)C; (void)K;
-  main_work();
 #endif
 }
 
@@ -429,7 +391,7 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
         }
       }
       fused = dw_kernel_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], need[3], gy_db, at::Tensor(),
-                                 !pw6 && !need[3]);  // with cuDNN's weight gradient to follow: finished beside it
+                                 !pw6);
     }
     DwKernelGrads& d = *fused;
     if (need[0]) g[0] = d.dx;
@@ -442,14 +404,9 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
       if (db_pw) g[4] = p.db_pw;
       return g;
     }
-    if (need[3]) {
-      auto wgrad = [&] {
-        g[3] = std::get<1>(at::convolution_backward(gy, d.act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false,
-                                                    {0}, 1, {false, true, false}));
-      };
-      if (d.partial.defined()) finish_beside(d, x.size(1), w_dw.size(2), wgrad);  // rung 5 finished its own
-      else wgrad();
-    }
+    if (need[3])
+      g[3] = std::get<1>(at::convolution_backward(gy, d.act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false,
+                                                  {0}, 1, {false, true, false}));
     if (db_pw) g[4] = d.db_pw;
     return g;
   }
