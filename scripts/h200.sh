@@ -18,7 +18,9 @@ stages=${*:-build check sanitize bench test}
 [ "$stages" = verify ] && stages="build test sanitize export_timing kernelbench backward train shapes" &&
   SANITIZE_VARIANTS=${SANITIZE_VARIANTS:-"general backward wgmma_tf32 wgmma_3xtf32 wgmma_bf16"}
 log() { echo "=== $(date -u +%H:%M:%S) $*"; }
-# TEST_ARGS (env) adds pytest arguments to the test stage (e.g. -k trains).
+# TEST_ARGS (env) adds pytest arguments to the test stage, split on spaces (e.g. -x); TEST_K (env) is a -k
+# expression passed whole (e.g. TEST_K="trains_with or opcheck": inside TEST_ARGS its quotes would not survive the
+# split, and pytest took "or" for a file in the daa094e run).
 # VARIANTS (env) restricts build/check/sanitize/bench to some variants; default: every CUDA variant.
 VARIANTS=$(echo ${VARIANTS:-$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')})  # one line: spliced into Python below
 VARIANT_ARGS=$(for v in $VARIANTS; do printf -- '--variant %s ' "$v"; done)
@@ -62,7 +64,7 @@ for stage in $stages; do
     fi ;;
   test)
     log "pytest -m gpu"
-    timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} 2>&1 | sed "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
+    timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} ${TEST_K:+-k "$TEST_K"} 2>&1 | sed "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
       grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed" ;;
   kernelbench)
     log "KernelBench's own evaluation (eval_kernel_against_ref + static checker) of the exported ModelNew"
