@@ -63,7 +63,7 @@ __device__ __forceinline__ bool div_newton_ok(float a, float b) {
 // other exact means, picked by selects so the code stays one basic block: |v| < 2^-60 (1 + e == 2: v * 0.5, both
 // correctly rounded), 1 + e > 2^96 (v < -66.5: the divisor scaled by 2^-64 into div_newton's range and the
 // quotient scaled back, exact as it stays normal), 1 + e == inf (v * 0: -0, NaN at v = -inf), v > 2^60 (1 + e
-// == 1: v). NaN stays NaN. About 25 instructions against the 18 of expf + division, but no call, around which
+// == 1: v). NaN stays NaN. About 26 instructions against the 18 of expf + division, but no call, around which
 // ptxas serializes wgmmas left in flight (rung 12 computes its SiLU under the previous chunk's wgmmas).
 __device__ __forceinline__ float silu_nocall(float v) {
   const float den = 1.0f + expf(-v);

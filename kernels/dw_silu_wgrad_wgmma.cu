@@ -41,7 +41,7 @@
 // many instructions: the shared-memory tiles are read by generic LD.E (16% of the executed instructions) with
 // 64-bit address math, because `smem` below is aligned through a uintptr_t round trip and loses its address
 // space. Aligned by an offset from the shared array instead (wgmma.cuh's wg_smem_base form, a1c103a): LDS/STS, the
-// loop 4% shorter and unspilled; alone 64.8-64.9 us against 70.4-71.0 in the same runs, the `wgrad_fused` backward
+// loop 4% shorter and unspilled; alone 64.9 us against 70.4 in the same run, the `wgrad_fused` backward
 // 76.8 against 82.3 (logs/2026-12-03_{519b27a_backward_ab_lds,5457865_silu_nocall_ab}.log): still 13 us behind the
 // default. Next: fewer channels per warp (the K + 1 sums reduced per tile, not held), or the GEMM in its own
 // warpgroup with setmaxnreg.
