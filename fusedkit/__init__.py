@@ -25,7 +25,7 @@ from .registry import Variant, variants, variant_info, tolerance
 from .jit import (KernelBuildError, cuda_home, build_root, cuda_arch, source_hash, build_plan, tuned_table,
                   tuned_defines, defines_over_tuned, load, load_built, general_kernel)
 from .check import (shape_battery, wide_shapes, make_case, reference, eager_output, max_diff, rel_err, gradients, smem_poisoner,
-                    tf32_rne, DW_WGRAD_OUTPUTS, dw_wgrad_case, silu_exhaustive, run_variant, check)
+                    tf32_rne, DW_WGRAD_OUTPUTS, dw_wgrad_case, SPLIT_OUTPUTS, split_case, silu_exhaustive, run_variant, check)
 from .routing import (Route, ModelNew, choose_route, preferred_variant, probe_against_eager, eager_forward,
                       general_forward, eager_is_faster, eager_backward, dwsep_conv1d, reset_route_cache)
 from .timing import (Timer, host_time_us, training_step_fn, backward_fn, min_bytes, flops, copy_bandwidth, callable_for, cudnn_tf32, bench, defines_str,

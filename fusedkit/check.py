@@ -186,6 +186,38 @@ def dw_wgrad_case(B: int, C: int, C_out: int, T: int, K: int, dilation: int, bia
     return (ga, gy, x, w, b, dilation, pad), refs, tols
 
 
+SPLIT_OUTPUTS = DW_WGRAD_OUTPUTS  # what split_backward returns, in the same order
+
+
+def split_case(B: int, C: int, C_out: int, T: int, K: int, dilation: int, bias: bool, seed: int = 0):
+    """Fresh random inputs of backward="split" (backward rung 9, kernels/dgrad_wgrad_wgmma.cu, then rung 4's gv form)
+    on the GPU and their float64 references: returns (args, refs, tols). args = (gy, x, w_dw, b_dw, w_pw, dilation,
+    padding) for `general_kernel().split_backward(*args)`; refs = [dx, dW_dw, db_dw (None without bias), dW_pw,
+    db_pw] in float64: ga = W_pw^T gy from both operands rounded to TF32 as cuDNN's data gradient rounds them, then
+    float64 autograd through the SiLU and the depthwise; dW_pw from TF32-rounded gy and eager's float32 act; db_pw
+    from gy's row sums. tols: each output's bound on max |got - ref| / max |ref| (float32 summation error, growing as
+    the root of the B * T steps summed)."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    pad = (K - 1) * dilation // 2
+    x = torch.randn(B, C, T, device="cuda", generator=g)
+    gy = torch.randn(B, C_out, T, device="cuda", generator=g)
+    w = torch.randn(C, 1, K, device="cuda", generator=g) / K ** 0.5
+    b = torch.randn(C, device="cuda", generator=g) if bias else None
+    w_pw = torch.randn(C_out, C, 1, device="cuda", generator=g) / C ** 0.5
+    ga = torch.einsum("oc,bot->bct", tf32_rne(w_pw[:, :, 0]).double(), tf32_rne(gy).double())
+    x64, w64 = x.double().requires_grad_(True), w.double().requires_grad_(True)
+    b64 = b.double().requires_grad_(True) if bias else None
+    conv = torch.nn.functional.conv1d
+    act64 = torch.nn.functional.silu(conv(x64, w64, b64, padding=pad, dilation=dilation, groups=C))
+    (act64 * ga).sum().backward()
+    act32 = torch.nn.functional.silu(conv(x, w, b, padding=pad, dilation=dilation, groups=C))
+    dw_pw = torch.einsum("bot,bct->oc", tf32_rne(gy).double(), tf32_rne(act32).double())[:, :, None]
+    refs = [x64.grad, w64.grad, b64.grad if bias else None, dw_pw, gy.double().sum((0, 2))]
+    steps = max(1.0, (B * T / 4096) ** 0.5)
+    tols = [1e-5, 1e-5 * steps, 1e-5 * steps, 2e-6 * steps, 1e-5 * steps]
+    return (gy, x, w, b, w_pw, dilation, pad), refs, tols
+
+
 def silu_exhaustive(run: bool = True, guard: int | None = None) -> str:
     """common.cuh's guarded SiLU against eager's, both rounded to tf32 and to bf16, at all 2^32 float32 inputs:
     scripts/silu_exhaustive.cu built by nvcc with the JIT's device flags (cached by source hash under build_root())

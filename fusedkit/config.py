@@ -20,7 +20,7 @@ LAUNCHER = "launcher.cpp"
 # the depthwise half of the backward (rungs 3-4, and rung 5 with the 1x1 conv's data gradient), built beside every
 # CUDA variant
 BACKWARD_KERNELS = ("dw_silu_backward.cu", "dw_silu_backward_tc.cu", "pw_weight_grad.cu", "pw_weight_grad_wgmma.cu",
-                    "dw_silu_wgrad_wgmma.cu")
+                    "dw_silu_wgrad_wgmma.cu", "dgrad_wgrad_wgmma.cu")
 
 
 # Headline shape (KernelBench style).
@@ -84,9 +84,13 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # shapes with K <= 5, dx or the depthwise's gradients wanted), kernels/dw_silu_wgrad_wgmma.cu doing rung 4's job and
 # the weight gradient in one pass (the activations never leave shared memory). Measured slower than "dw_kernel"
 # (docs/results.md, "backward rung 8"): an opt-in for A/B.
+# "split": where allow_tf32 is on, cuDNN's data and weight gradients of the 1x1 conv are TF32 GEMMs at the shape,
+# 32 <= C, C_out <= 128, rung 4's vector shapes with K <= 5, an sm_90 GPU and an sm_90a build, and W_pw wants a
+# gradient: backward rung 9 (kernels/dgrad_wgrad_wgmma.cu: gv = (W_pw^T dy) silu'(v), dW_pw and db_pw from x and dy
+# on TF32 tensor cores) then rung 4's gv form (dx, dW_dw, db_dw from gv and x); elsewhere "dw_kernel".
 # "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic cuDNN).
 # docs/results.md has the measurements of each rung.
-BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4}
+BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4, "split": 5}
 DEFAULT_BACKWARD = "dw_kernel"
 
 

@@ -18,6 +18,9 @@
   X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(9, 1) X(9, 2) \
   X(9, 4)
 
+// The (K, dilation) pairs compiled for backward rung 9 (dgrad_wgrad_wgmma.cu) and rung 4's gv form (a.gv_in).
+#define DWBW_GV_SHAPES(X) X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4)
+
 // Rung 5's tile: output steps per block. kTcMinC: the fewest channels (C and C_out) it takes: below, cuDNN's data
 // gradient is not always a TF32 GEMM (logs/2026-12-02_c8639af_dgrad_numerics.txt: float32 at 8 and 24 channels),
 // so rung 5's TF32 ga would leave eager's numbers there.
@@ -36,6 +39,7 @@ struct DwBackwardArgs {
   float* partial_pw;  // (C_out, tiles * B) where db_pw is wanted, else nullptr
   int64_t B, C, C_out, T, T_out;
   int K, dilation, padding;
+  bool gv_in = false;  // rung 4's gv form (after rung 9): ga holds gv = dL/dv, no SiLU terms; act, gy nullptr
 };
 
 // Whether dw_silu_backward takes this shape: padding <= (K-1)*dilation <= 1024, its grid (C, tiles of 1024 steps,
@@ -90,3 +94,27 @@ void dw_silu_forward(const DwBackwardArgs& a, float* act, void* stream);
 bool dw_wgrad_fused_fits(const DwBackwardArgs& a);
 int64_t dw_wgrad_fused_blocks(const DwBackwardArgs& a);
 void dw_silu_wgrad_fused(const DwBackwardArgs& a, float* partial_w, int64_t G, void* stream);
+// Backward rung 9 (dgrad_wgrad_wgmma.cu, TMA + wgmma): from x and gy alone, the SiLU's gradient
+//   gv[b, c, t] = (W_pw^T gy)[b, c, t] * silu'(v[b, c, t])     (the 1x1 conv's data gradient on TF32 tensor cores)
+// and the 1x1 conv's weight and bias gradients, dW_pw = gy act^T (TF32) and db_pw = sum gy, as per-block partials
+// partial_w[(blk * C_out + o) * C + c] and partial_pw[o * G + blk], for backward_finish (n_w = n_pw = G). Rung 4's
+// gv form then makes dx, dW_dw and db_dw from gv and x. The TF32 GEMMs round their operands to nearest even, as
+// cuDNN's TF32 data and weight gradients do: callers run it only where both of those are TF32 GEMMs.
+struct DgwgArgs {
+  const float* x;      // (B, C, T) float32, contiguous, 16-byte aligned
+  const float* gy;     // (B, C_out, T), the same
+  const float* w_pw;   // (C_out, C)
+  const float* w_dw;   // (C, K)
+  const float* b_dw;   // (C), or nullptr
+  float* gv;           // (B, C, T), 16-byte aligned
+  float* partial_w;    // (G, C_out, C)
+  float* partial_pw;   // (C_out, G), or nullptr (no db_pw)
+  int64_t B, C, C_out, T;
+  int K, dilation, padding;
+};
+// Whether rung 9 takes the args (built for sm_90a, an sm_90 GPU, DWBW_GV_SHAPES with 'same' padding, T % 4 == 0,
+// kTcMinC <= C, C_out <= 128, aligned tensors), G for them (one block per SM at most) and the launch (throws where it
+// does not fit).
+bool dgwg_fits(const DgwgArgs& a);
+int64_t dgwg_blocks(const DgwgArgs& a);
+void dgrad_wgrad(const DgwgArgs& a, int64_t G, void* stream);

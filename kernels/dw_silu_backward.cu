@@ -302,7 +302,9 @@ __device__ __forceinline__ float warp_reduce_scatter(float (&v)[N], int lane, in
   return s;
 }
 
-template <int K, int D>
+// GV: the gv form (a.gv_in, after backward rung 9): a.ga holds gv = dL/dv itself, so no SiLU terms are computed
+// (v, act and the exponentials fall away; act and dy must not be asked for).
+template <int K, int D, bool GV = false>
 __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6)  // long spans: no spills
     dw_silu_backward_vec_kernel(DwBackwardArgs a) {
   using S = VecShape<K, D>;
@@ -349,7 +351,7 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
       const float ex = expf(-v);
       const float s = 1.0f / (1.0f + ex);
       const bool valid = in_row(t, T);
-      const float gval = valid ? gw[S::sg + e] * s * (1.0f + v * (1.0f - s)) : 0.0f;
+      const float gval = !valid ? 0.0f : GV ? gw[S::sg + e] : gw[S::sg + e] * s * (1.0f + v * (1.0f - s));
       own[e] = valid && in_row(j - S::lead, kTile);
       const float go = own[e] ? gval : 0.0f;
 #pragma unroll
@@ -388,7 +390,7 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
     const float ex = expf(-v);
     const float s = 1.0f / (1.0f + ex);
     const bool valid = in_row(t, T), own = valid && in_row(j - S::lead, kTile);
-    const float gval = valid ? __ldg(gr + t) * s * (1.0f + v * (1.0f - s)) : 0.0f;
+    const float gval = !valid ? 0.0f : GV ? __ldg(gr + t) : __ldg(gr + t) * s * (1.0f + v * (1.0f - s));
     if (own) {
 #pragma unroll
       for (int k = 0; k < K; ++k) sums[k] = fmaf(gval, xk[k], sums[k]);
@@ -531,6 +533,18 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   const int64_t halo = static_cast<int64_t>(a.K - 1) * a.dilation, tiles = dw_backward_tiles(a);
   const dim3 grid(static_cast<unsigned>(a.C), static_cast<unsigned>(tiles), static_cast<unsigned>(a.B));
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (a.gv_in) {  // the gv form: rung 4 only, at rung 9's shapes
+    if (!dwbw::vec_path(a) || a.act || a.gy)
+      throw std::runtime_error("dw_silu_backward: the gv form takes rung 4's vector shapes, no act and no dy");
+#define DWBW_GV_LAUNCH(KK, DD)                                                                 \
+  if (a.K == KK && a.dilation == DD) {                                                          \
+    dwbw::dw_silu_backward_vec_kernel<KK, DD, true><<<grid, dwbw::kVecThreads, 0, s>>>(a);      \
+    return;                                                                                     \
+  }
+    DWBW_GV_SHAPES(DWBW_GV_LAUNCH)
+#undef DWBW_GV_LAUNCH
+    throw std::runtime_error("dw_silu_backward: the gv form is not compiled for this (K, dilation)");
+  }
   if (dwbw::vec_path(a)) {  // a compiled (K, dilation) launches rung 4 and returns; others fall through to rung 3
 #define DWBW_VEC_LAUNCH(KK, DD)                                                          \
   if (a.K == KK && a.dilation == DD) {                                                    \

@@ -30,6 +30,11 @@
 // Mode 4 (backward="wgrad_fused") is mode 3 with, where it takes the shape (an sm_90 GPU, an sm_90a build, K <= 5,
 // dx or the depthwise's gradients wanted), backward rung 8 instead of rungs 4 and 7 (dw_silu_wgrad_wgmma.cu: rung 4's
 // job and the weight gradient in one pass, the activations never written to memory). Measured slower than mode 1.
+// Mode 5 (backward="split"), where allow_tf32 is on, both of cuDNN's 1x1-conv gradients are TF32 GEMMs at the shape
+// (kTcMinC <= C, C_out; cudnn_wgrad_is_tf32), the 1x1 conv's weight gradient is wanted and backward rung 9 takes the
+// shape (an sm_90 GPU, an sm_90a build, rung 4's vector shapes with K <= 5, C, C_out <= 128): rung 9
+// (dgrad_wgrad_wgmma.cu: from x and dy, gv = (W_pw^T dy) silu'(v), dW_pw and db_pw on TF32 tensor cores, no ga and no
+// act in memory), then rung 4's gv form (dx, dW_dw, db_dw from gv and x), then one backward_finish; elsewhere mode 1.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -331,6 +336,73 @@ inline c10::optional<std::array<at::Tensor, 5>> dw_wgrad_fused_backward(
 #endif
 }
 
+// Mode 5 (backward="split"): backward rung 9 (dgrad_wgrad_wgmma.cu: gv, dW_pw's and db_pw's partials from x and gy
+// on TF32 tensor cores), then rung 4's gv form (dx, dW_dw's and db_dw's partials from gv and x), then one
+// backward_finish. nullopt where rung 9 does not take the args (dgwg_fits): the caller runs mode 1. Both GEMMs are
+// TF32 (operands rounded to nearest even): the caller asks only where cuDNN's data and weight gradients are TF32
+// GEMMs (allow_tf32, kTcMinC <= C, pw_kernel_runs).
+inline c10::optional<std::array<at::Tensor, 5>> split_backward(const at::Tensor& gy, const at::Tensor& x,
+                                                               const at::Tensor& w_dw, const at::Tensor& b_dw,
+                                                               const at::Tensor& w_pw, int64_t dilation,
+                                                               int64_t padding, bool want_dx, bool want_db_pw) {
+#ifdef DWSEP_BACKWARD_KERNEL
+  const c10::cuda::CUDAGuard guard(x.device());
+  if (w_pw.scalar_type() != at::kFloat || w_dw.scalar_type() != at::kFloat ||
+      (b_dw.defined() && b_dw.scalar_type() != at::kFloat) || gy.size(2) != x.size(2))
+    return c10::nullopt;
+  const at::Tensor xc = x.contiguous(), w = w_dw.contiguous(), gyc = gy.contiguous();
+  const at::Tensor wp = w_pw.reshape({w_pw.size(0), w_pw.size(1)}).contiguous();
+  const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
+  DgwgArgs k{};
+  k.x = xc.data_ptr<float>(); k.gy = gyc.data_ptr<float>(); k.w_pw = wp.data_ptr<float>();
+  k.w_dw = w.data_ptr<float>(); k.b_dw = bc.defined() ? bc.data_ptr<float>() : nullptr;
+  k.B = xc.size(0); k.C = xc.size(1); k.C_out = gyc.size(1); k.T = xc.size(2);
+  k.K = static_cast<int>(w.size(2)); k.dilation = static_cast<int>(dilation); k.padding = static_cast<int>(padding);
+  k.gv = k.partial_w = reinterpret_cast<float*>(256);  // stand-ins for the fit check (the allocator's alignment)
+  if (!dgwg_fits(k)) return c10::nullopt;
+  const int64_t G = dgwg_blocks(k);
+  at::Tensor gv = at::empty_like(xc);
+  PwKernelPartials p;
+  p.n = G;
+  p.w = at::empty({G, k.C_out, k.C}, xc.options());
+  p.dw_pw = at::empty({k.C_out, k.C, 1}, xc.options());
+  if (want_db_pw) {
+    p.b = at::empty({k.C_out, G}, xc.options());
+    p.db_pw = at::empty({k.C_out}, xc.options());
+  }
+  k.gv = gv.data_ptr<float>();
+  k.partial_w = p.w.data_ptr<float>();
+  k.partial_pw = want_db_pw ? p.b.data_ptr<float>() : nullptr;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  dgrad_wgrad(k, G, stream);
+  cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "dgrad_wgrad: kernel launch failed: ", cudaGetErrorString(err));
+  // rung 4's gv form: its partials as dw_kernel_backward leaves them (finish false)
+  DwBackwardArgs a = dw_args(xc, w, bc, dilation, padding);
+  a.ga = gv.data_ptr<float>();
+  a.gv_in = true;
+  a.T_out = a.T;
+  a.C_out = k.C_out;
+  DwKernelGrads d;
+  d.n = dw_backward_tiles(a) * a.B;
+  d.partial = at::empty({a.C * (a.K + 1), d.n}, xc.options());
+  d.dw_dw = at::empty(w_dw.sizes(), xc.options());
+  if (bc.defined()) d.db_dw = at::empty({a.C}, xc.options());
+  if (want_dx) d.dx = at::empty_like(xc);
+  a.dx = want_dx ? d.dx.data_ptr<float>() : nullptr;
+  a.partial = d.partial.data_ptr<float>();
+  dw_silu_backward(a, stream);
+  err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "dw_silu_backward (gv form): kernel launch failed: ", cudaGetErrorString(err));
+  finish_sums(&d, p, a.C, a.K);
+  return std::array<at::Tensor, 5>{d.dx, d.dw_dw, d.db_dw, p.dw_pw, p.db_pw};
+#else
+  (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)w_pw; (void)dilation; (void)padding; (void)want_dx;
+  (void)want_db_pw;
+  return c10::nullopt;
+#endif
+}
+
 // act = silu(dw(x)) recomputed by dw_silu_backward.cu's dw_silu_forward (eager's bits; see dw_kernel_runs).
 inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, const at::Tensor& b_dw, int64_t dilation,
                                 int64_t padding) {
@@ -372,6 +444,16 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // Mode 3, where the weight gradient is wanted and rung 6 or 7 runs: it computes dW_pw and db_pw from act and gy (the
     // depthwise kernel then reads no gy), and one backward_finish sums both kernels' partials.
     const bool db_pw = need[4] && b_pw.defined();
+    // mode 5: rung 9 + rung 4's gv form where both of cuDNN's 1x1-conv gradients are TF32 GEMMs (kTcMinC <= C, as
+    // rung 5; pw_kernel_runs) and rung 9 takes the shape
+    if (mode == 5 && need[3] && x.size(1) >= kTcMinC && pw_kernel_runs(x, gy, w_pw)) {
+      const auto r = split_backward(gy, x, w_dw, b_dw, w_pw, dilation, padding, need[0], db_pw);
+      if (r) {
+        for (int i = 0; i < 5; ++i)
+          if (need[i]) g[i] = (*r)[i];
+        return g;
+      }
+    }
     const bool pw6 = (mode == 3 || mode == 4) && need[3] && pw_kernel_runs(x, gy, w_pw);
     const bool gy_db = pw6 ? false : db_pw;
     c10::optional<DwKernelGrads> fused;

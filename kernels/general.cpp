@@ -122,6 +122,27 @@ std::vector<torch::Tensor> dw_wgrad_fused(torch::Tensor ga, torch::Tensor gy, to
               shape_of(x), ", gy ", shape_of(gy), ", K ", w_dw.size(2), ", dilation ", dilation);
   return {(*g)[0], (*g)[1], (*g)[2], (*g)[3], (*g)[4]};
 }
+
+// backward="split"'s kernels alone (backward rung 9, dgrad_wgrad_wgmma.cu, then rung 4's gv form): from gy, x and the
+// weights, (dx, dW_dw, db_dw, dW_pw, db_pw) (db_dw undefined without b_dw), whatever the TF32 switch says (the
+// backward asks for it only where cuDNN's gradients are TF32). For checking the kernels against float64
+// (tests/test_gpu.py). Refuses shapes outside dgwg_fits.
+std::vector<torch::Tensor> split_backward(torch::Tensor gy, torch::Tensor x, torch::Tensor w_dw,
+                                          c10::optional<torch::Tensor> b_dw, torch::Tensor w_pw, int64_t dilation,
+                                          int64_t padding) {
+  TORCH_CHECK(gy.is_cuda() && x.is_cuda() && w_dw.is_cuda() && w_pw.is_cuda() && x.dim() == 3 && gy.dim() == 3 &&
+                  gy.size(0) == x.size(0) && gy.size(2) == x.size(2) && w_dw.dim() == 3 && w_dw.size(0) == x.size(1) &&
+                  w_dw.size(1) == 1 && w_pw.dim() == 3 && w_pw.size(0) == gy.size(1) && w_pw.size(1) == x.size(1) &&
+                  w_pw.size(2) == 1,
+              "split_backward: x (B, C, T), gy (B, C_out, T), w_dw (C, 1, K), w_pw (C_out, C, 1) CUDA tensors; got x ",
+              shape_of(x), ", gy ", shape_of(gy), ", w_dw ", shape_of(w_dw), ", w_pw ", shape_of(w_pw));
+  const auto g = dwsep::split_backward(gy, x, w_dw, b_dw ? *b_dw : torch::Tensor(), w_pw, dilation, padding, true,
+                                       true);
+  TORCH_CHECK(g.has_value(), "split_backward: outside backward rung 9's limits (an sm_90 GPU and an sm_90a build, "
+              "float32, K <= 5 with 'same' padding of an even span, T % 4 == 0, 32 <= C, C_out <= 128); got x ",
+              shape_of(x), ", gy ", shape_of(gy), ", K ", w_dw.size(2), ", dilation ", dilation);
+  return {(*g)[0], (*g)[1], (*g)[2], (*g)[3], (*g)[4]};
+}
 #endif
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -139,6 +160,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("gy"), py::arg("act"));
   m.def("dw_wgrad_fused", &dw_wgrad_fused, "[dx, dW_dw, db_dw, dW_pw, db_pw] by backward rung 8 alone",
         py::arg("ga"), py::arg("gy"), py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("dilation"),
+        py::arg("padding"));
+  m.def("split_backward", &split_backward, "[dx, dW_dw, db_dw, dW_pw, db_pw] by backward rung 9 + rung 4's gv form",
+        py::arg("gy"), py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("dilation"),
         py::arg("padding"));
 #endif
 }

@@ -48,7 +48,7 @@ if variant == "backward":
         model, x = fj.make_case(s, torch.float32, "cuda", seed=i)
         args = fj.forward_args(model)
         for mode in (fj.BACKWARDS["dw_kernel"], fj.BACKWARDS["fused"], fj.BACKWARDS["wgrad_kernel"],
-                     fj.BACKWARDS["wgrad_fused"]):  # rungs 3/4, 5, 6/7, 8
+                     fj.BACKWARDS["wgrad_fused"], fj.BACKWARDS["split"]):  # rungs 3/4, 5, 6/7, 8, 9 + 4's gv form
             xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
             y = fj.general_kernel().forward_train(xs, *args, mode)
             gy = torch.randn_like(y)
@@ -78,10 +78,22 @@ if variant == "backward":
         worst_r8 = max([worst_r8] + [fj.max_diff(g_, r) / float(r.abs().max()) for g_, r in zip(got, refs)
                                      if r is not None])
         ran_r8 += 1
+    worst_r9, ran_r9 = 0.0, 0  # backward="split"'s kernels alone (sm_90): every gradient against float64's
+    for shape in [(3, 40, 100, 1000, 5, 2, True), (1, 33, 128, 4100, 5, 4, False), (5, 97, 35, 36, 3, 3, True),
+                  (1, 32, 32, 4, 5, 1, True)]:
+        if torch.cuda.get_device_capability() != (9, 0):
+            break
+        args, refs, _ = fj.split_case(*shape)
+        got = fj.general_kernel().split_backward(*args)
+        torch.cuda.synchronize()
+        worst_r9 = max([worst_r9] + [fj.max_diff(g_, r) / float(r.abs().max()) for g_, r in zip(got, refs)
+                                     if r is not None])
+        ran_r9 += 1
     print(f"sanitize_case backward: worst max |grad - eager's| / max |eager's| = {worst:.3g} (bound 1e-4); "
           f"rung {rung} alone: max |dW_pw, db_pw - float64's| / max = {worst_pw:.3g} (bound 1e-3); "
-          f"rung 8 alone at {ran_r8} shapes: max |grad - float64's| / max = {worst_r8:.3g} (bound 1e-3)")
-    sys.exit(0 if worst <= 1e-4 and worst_pw <= 1e-3 and worst_r8 <= 1e-3 else 1)
+          f"rung 8 alone at {ran_r8} shapes: max |grad - float64's| / max = {worst_r8:.3g} (bound 1e-3); "
+          f"rung 9 + 4's gv form at {ran_r9} shapes: max |grad - float64's| / max = {worst_r9:.3g} (bound 1e-3)")
+    sys.exit(0 if worst <= 1e-4 and worst_pw <= 1e-3 and worst_r8 <= 1e-3 and worst_r9 <= 1e-3 else 1)
 defines = fj.defines_over_tuned(variant, sys.argv[2:])
 info = fj.variant_info(variant)
 shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   # the headline's tiles

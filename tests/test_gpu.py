@@ -235,7 +235,7 @@ def _poison_allocator(*numels):
                                    dict(B=2, C_in=40, C_out=100, T=1000, K=4, dilation=2, bias=True)],
                          ids=["K5_C_out_wider", "K9_vector_no_bias", "K3_vector_shifted", "K9_rung3_odd_rows",
                               "rung5_tc", "rung3_then_rung6"])
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused"])
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split"])
 def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants, backward):
     """The backward kernels (dw_silu_backward.cu; with backward="fused", dw_silu_backward_tc.cu where it takes the
     shape: rung5_tc; with backward="wgrad_kernel", the 1x1 conv's weight gradient by pw_weight_grad.cu where
@@ -327,7 +327,33 @@ def test_dw_wgrad_fused_kernel_against_float64(B, C, C_out, T, K, d, bias):
         assert fj.max_diff(g, ref) <= tol * scale + 1e-6, (name, fj.max_diff(g, ref), scale)
 
 
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused"])
+@pytest.mark.parametrize("B,C,C_out,T,K,d,bias", RUNG8_SHAPES,
+                         ids=["headline", "C_out_wider", "short_no_bias", "odd_C_long_span", "odd_both_short",
+                              "fewest"])
+def test_split_backward_kernels_against_float64(B, C, C_out, T, K, d, bias):
+    """backward="split"'s kernels alone (backward rung 9, dgrad_wgrad_wgmma.cu: gv, dW_pw, db_pw from x and gy on an
+    sm_90 GPU; then rung 4's gv form: dx, dW_dw, db_dw), into NaN-poisoned memory, on fresh random x, gy and weights:
+    every gradient within float32 summation error of float64's with the GEMMs' operands rounded to TF32 as cuDNN
+    rounds them (fj.split_case; an unrounded or truncated operand would be ~1e-4 off). A tile of 32 steps past T,
+    odd C, C_out below and above C, no bias, one step of 4."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("backward rung 9 runs on sm_90 only (wgmma, TMA)")
+    args, refs, tols = fj.split_case(B, C, C_out, T, K, d, bias, seed=B * 7919 + C * 31 + T + 1)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    _poison_allocator(B * C * T, C * K, C_out * C, sms * C_out * C, C * (K + 1) * B * (-(-T // 1024)), sms * C_out)
+    fj.smem_poisoner().poison_smem()
+    got = fj.general_kernel().split_backward(*args)
+    torch.cuda.synchronize()
+    for name, g, ref, tol in zip(fj.SPLIT_OUTPUTS, got, refs, tols):
+        if ref is None:
+            assert g is None or g.numel() == 0, name
+            continue
+        assert g.shape == ref.shape, (name, g.shape, ref.shape)
+        scale = float(ref.abs().max())
+        assert fj.max_diff(g, ref) <= tol * scale + 1e-6, (name, fj.max_diff(g, ref), scale)
+
+
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split"])
 def test_kernel_backward_is_strict_with_tf32_off_on_gpu(backward):
     """With torch.backends.cudnn.allow_tf32 off, eager's backward is float32 throughout; so is ModelNew's: no TF32
     GEMM (rung 5's data gradient, rung 6's weight gradient) may run, so every gradient stays as close to float64 as
