@@ -65,8 +65,8 @@ __device__ __forceinline__ bool div_newton_ok(float a, float b) {
 // quotient scaled back, exact as it stays normal), 1 + e == inf (v * 0: -0, NaN at v = -inf), v > 2^60 (1 + e
 // == 1: v). NaN stays NaN. About 26 instructions against the 18 of expf + division, but no call, around which
 // ptxas serializes wgmmas left in flight (rung 12 computes its SiLU under the previous chunk's wgmmas).
-__device__ __forceinline__ float silu_nocall(float v) {
-  const float den = 1.0f + expf(-v);
+// silu_nocall_den: the same from den = 1 + expf(-v) already computed (backward rung 9 also needs 1 / den).
+__device__ __forceinline__ float silu_nocall_den(float v, float den) {
   const bool big = den > 0x1p96f;
   float q = div_newton(v, big ? den * 0x1p-64f : den);
   q = big ? q * 0x1p-64f : q;
@@ -74,6 +74,7 @@ __device__ __forceinline__ float silu_nocall(float v) {
   q = v > 0x1p60f ? v : q;
   return den == __int_as_float(0x7f800000) ? v * 0.0f : q;
 }
+__device__ __forceinline__ float silu_nocall(float v) { return silu_nocall_den(v, 1.0f + expf(-v)); }
 
 // Element type <-> float, so one kernel template serves float32, bfloat16 and float16 I/O.
 __device__ __forceinline__ float to_float(float v) { return v; }

@@ -98,32 +98,24 @@ __device__ __forceinline__ void fence_regs(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// v = dw(x) at 4 steps from the window xw (x index of the first step's first tap at 0), and act, sd = silu'(v).
+// v = dw(x) at 4 steps from the window xw (x index of the first step's first tap at 0), act = silu(v) and
+// sd = silu'(v) = s (1 + v (1 - s)), s = 1 / (1 + e), e = expf(-v). Code without calls (GEMMs of the previous tile
+// are in flight around it: ptxas serializes wgmmas across a call): act by silu_nocall_den (eager's bits), s by
+// div_newton with the divisor clamped at 2^96 (IEEE division's quotient up to there; beyond, v < -66.5, s < 2^-96
+// and gv = dact * sd is below 1e-27 either way).
 template <int K, int D>
 __device__ __forceinline__ void silu_grad_terms(const float* xw, const float* w, float bias, float (&act)[4],
                                                 float (&sd)[4]) {
-  float v[4], s[4];
-  bool slow = false;
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
-    v[e] = bias;
+    float v = bias;
 #pragma unroll
-    for (int k = 0; k < K; ++k) v[e] = fmaf(w[k], xw[e + k * D], v[e]);
-    const float den = 1.0f + expf(-v[e]);
-    s[e] = div_newton(1.0f, den);
-    act[e] = div_newton(v[e], den);
-    slow |= !div_newton_ok(v[e], den);
+    for (int k = 0; k < K; ++k) v = fmaf(w[k], xw[e + k * D], v);
+    const float den = 1.0f + expf(-v);
+    const float s = div_newton(1.0f, fminf(den, 0x1p96f));
+    act[e] = silu_nocall_den(v, den);
+    sd[e] = s * (1.0f + v * (1.0f - s));
   }
-  if (slow) {  // outside div_newton's range: IEEE division (rung 8's rule)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float den = 1.0f + expf(-v[e]);
-      s[e] = 1.0f / den;
-      act[e] = v[e] / den;
-    }
-  }
-#pragma unroll
-  for (int e = 0; e < 4; ++e) sd[e] = s[e] * (1.0f + v[e] * (1.0f - s[e]));
 }
 
 // grid G, kThreads threads, Shape::smem(stages) bytes. ymap: dy (B, C_out, T) as (T, rows, B), box (kTT, C_out, 1),
@@ -192,6 +184,29 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
   for (int r = 0; r < 64; ++r) d2[r] = 0.0f;
   float dbs[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // db_pw: rows lane + 32 k, this warp's chunk of every tile
   const uint32_t base = smem_u32(smem);
+  float d1[16];  // GEMM 1 of the tile in flight: dact at (channel 64 wg + 16 wi + lane / 4 (+8), step 8 j + 2 (lane % 4) (+1))
+#pragma unroll
+  for (int r = 0; r < 16; ++r) d1[r] = 0.0f;
+  // gv of tile i from d1 (its GEMM 1 waited for) and its sd tile
+  auto store_gv = [&](int i) {
+    int b, t0;
+    where(i, b, t0);
+    const float* sdt = sd_t + (i & 1) * (kSdBytes / 4);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int c = 64 * wg + 16 * wi + (lane >> 2) + 8 * h;
+      float* gr = a.gv + (static_cast<int64_t>(b) * C + c) * T + t0;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int t = 8 * j + 2 * (lane & 3);
+        const float2 sv = *reinterpret_cast<const float2*>(sdt + c * kSdW + t);
+        if (c < C && t0 + t < T)
+          *reinterpret_cast<float2*>(gr + t) = make_float2(d1[4 * j + 2 * h] * sv.x, d1[4 * j + 2 * h + 1] * sv.y);
+      }
+    }
+  };
+  // Software pipeline: tile i's operands are built while tile i - 1's GEMMs run; then those are waited for, tile
+  // i - 1's gv stored, one barrier, and tile i's GEMMs issued.
   for (int i = 0; i < n; ++i) {
     const int s = i % stages, buf = i & 1;
     int b, t0;
@@ -234,10 +249,15 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
       *reinterpret_cast<float4*>(at + wg_swz<4>(c, g4, kRows)) = a4;
       *reinterpret_cast<float4*>(sdt + c * kSdW + g4) = make_float4(sd[0], sd[1], sd[2], sd[3]);
     }
+    if (i > 0) {  // tile i - 1's GEMMs, then its gv
+      wg_wait<0>();
+      fence_regs(d1);
+      fence_regs(d2);
+      store_gv(i - 1);
+    }
     fence_proxy_async();  // the rounded dy, dyT and act -> visible to wgmma (and to the TMA that refills the stage)
     __syncthreads();      // tile i's operands written; tile i - 1's stage free (every warpgroup waited its wgmmas)
     if (tid == 0 && i >= 1 && i - 1 + stages < n) issue(i - 1 + stages);
-    float d1[16];
     const uint32_t dyt_addr = base + 2 * kOpBytes + buf * kOpBytes;
     const uint32_t a2 = base + 4 * kOpBytes + 2 * kSdBytes + s * S::kStageBytes + wg * 64 * 128,
                    b2 = base + buf * kOpBytes;
@@ -247,29 +267,17 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
 #pragma unroll
     for (int ks = 0; ks < 16; ++ks)  // k = output channels 8 ks ..: dyT atom ks / 4, 32 bytes per k-step within
       mma_rs_n32(d1, wa[ks], wg_desc(dyt_addr + (ks >> 2) * (kTT * 128) + 32 * (ks & 3)), ks > 0);
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int ks = 0; ks < kTT / 8; ++ks) Wgmma<128, float>::mma(d2, wg_desc(a2 + 32 * ks), wg_desc(b2 + 32 * ks), 1);
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     fence_regs(d1);
     fence_regs(d2);
-    wg_wait<1>();  // GEMM 1 done (GEMM 2 may still run)
-    fence_regs(d1);
-    // gv = dact * sd at (channel 64 wg + 16 wi + lane / 4 + 8 h, step 8 j + 2 (lane % 4) + e)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int c = 64 * wg + 16 * wi + (lane >> 2) + 8 * h;
-      float* gr = a.gv + (static_cast<int64_t>(b) * C + c) * T + t0;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int t = 8 * j + 2 * (lane & 3);
-        const float2 sv = *reinterpret_cast<const float2*>(sdt + c * kSdW + t);
-        if (c < C && t0 + t < T)
-          *reinterpret_cast<float2*>(gr + t) = make_float2(d1[4 * j + 2 * h] * sv.x, d1[4 * j + 2 * h + 1] * sv.y);
-      }
-    }
+  }
+  if (n > 0) {
     wg_wait<0>();
+    fence_regs(d1);
     fence_regs(d2);
+    store_gv(n - 1);
   }
   // dW_pw's partial
   float* pw = a.partial_w + blk * C_out * static_cast<int64_t>(C);

@@ -1,7 +1,7 @@
 """A/B of the backward kernel across commits: the general path's extension built from each given copy of
 kernels/ (an earlier commit's, e.g. `git archive REV kernels | tar -x -C .ab/REV`; .ab/ is ignored) and from the
 working tree, then one backward each (torch.autograd.grad of forward_train's output in each --mode: 1 the
-backward kernel between cuDNN's two GEMMs, 3 rungs 4 + 7, 4 rung 8; default 1) timed in turn with bench's timer (CUDA events, L2 flushed, the
+backward kernel between cuDNN's two GEMMs, 3 rungs 4 + 7, 4 rung 8, 5 rung 9 + rung 4's gv form; default 1) timed in turn with bench's timer (CUDA events, L2 flushed, the
 training spin; interleaved, each primed), at the headline and one more shape. Gradients checked against eager's
 first. Rows go to the results log (kind 'backward_ab'); the printed table is the run's record.
     python scripts/backward_ab.py [--reps 100] [--mode 1 ...] LABEL=KERNELS_DIR ..."""
@@ -22,6 +22,9 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("builds", nargs="*", help="LABEL=KERNELS_DIR (the working tree's kernels/ is always 'tree')")
     p.add_argument("--reps", type=int, default=100)
+    p.add_argument("--profile", action="store_true",
+                   help="also print the kernels of one backward per build and mode at the headline (torch.profiler, "
+                        "L2 warm)")
     p.add_argument("--mode", type=int, action="append", choices=sorted(set(fj.config.BACKWARDS.values()) - {0}),
                    help="backward mode(s) to time (fusedkit.config.BACKWARDS; default 1)")
     a = p.parse_args()
@@ -53,6 +56,17 @@ def main() -> int:
                 print(f"{label}: gradients off: not timed")
                 return 1
             fns.append(lambda y=y: torch.autograd.grad(y, [xs, *params], gy, retain_graph=True))
+        if a.profile and shape == fj.HEADLINE:
+            for label, fn in zip(labels, fns):
+                fn()
+                torch.cuda.synchronize()
+                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                    fn()
+                    torch.cuda.synchronize()
+                ev = [e for e in prof.key_averages() if e.device_time_total > 0]
+                print(f"  kernels of one backward, {label} (L2 warm), sum "
+                      f"{sum(e.device_time_total for e in ev):.1f} us: " + "; ".join(
+                          f"{e.key[:40]} {e.device_time_total:.1f}" for e in sorted(ev, key=lambda e: -e.device_time_total)))
         t = timer.time_interleaved(fns, a.reps)
         for j, label in enumerate(labels):
             rows.append(fj.result_row("backward_ab", env, f"backward[{label}]", shape, "float32", t[:, j],
