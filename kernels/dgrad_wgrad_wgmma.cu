@@ -50,6 +50,12 @@
 #define DGWG_SHAPES(X) DWBW_GV_SHAPES(X)
 #endif
 
+// DGWG_ABLATE (a timing experiment, results wrong when set): bit 1 skips the SiLU terms (act and sd tiles left
+// as they are), 2 the GEMMs, 4 gv's stores, 8 dy's rounding and transposition.
+#ifndef DGWG_ABLATE
+#define DGWG_ABLATE 0
+#endif
+
 namespace dgwg {
 
 constexpr int kTT = 32;                       // steps per tile: one 128-byte row of fp32 (GEMM 2's k, GEMM 1's n)
@@ -200,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
       for (int j = 0; j < 4; ++j) {
         const int t = 8 * j + 2 * (lane & 3);
         const float2 sv = *reinterpret_cast<const float2*>(sdt + c * kSdW + t);
-        if (c < C && t0 + t < T)
+        if (!(DGWG_ABLATE & 4) && c < C && t0 + t < T)
           *reinterpret_cast<float2*>(gr + t) = make_float2(d1[4 * j + 2 * h] * sv.x, d1[4 * j + 2 * h + 1] * sv.y);
       }
     }
@@ -216,7 +222,7 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
     // dy: unit (row o = lane + 32 k, chunk warp) -> rounded in place, and transposed into dyT (zeros past C_out)
     unsigned char* dyt = dyt_t + buf * kOpBytes;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < (DGWG_ABLATE & 8 ? 0 : 4); ++k) {
       const int o = lane + 32 * k;
       float4* u = reinterpret_cast<float4*>(st + o * 128 + ((warp ^ (o & 7)) << 4));
       float4 q = o < C_out ? *u : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -234,7 +240,7 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
     const int g4 = 4 * (lane & 7);
     const bool own = t0 + g4 < T;  // T % 4 == 0: 4 steps in or out together
 #pragma unroll
-    for (int m = 0; m < 4; ++m) {
+    for (int m = 0; m < (DGWG_ABLATE & 1 ? 0 : 4); ++m) {
       const int c = 16 * warp + 4 * m + (lane >> 3);
       float xw[4 * S::NQ];
 #pragma unroll
@@ -265,10 +271,10 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
     fence_regs(d2);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int ks = 0; ks < 16; ++ks)  // k = output channels 8 ks ..: dyT atom ks / 4, 32 bytes per k-step within
+    for (int ks = 0; ks < (DGWG_ABLATE & 2 ? 0 : 16); ++ks)  // k = output channels 8 ks ..: dyT atom ks / 4, 32 bytes per k-step within
       mma_rs_n32(d1, wa[ks], wg_desc(dyt_addr + (ks >> 2) * (kTT * 128) + 32 * (ks & 3)), ks > 0);
 #pragma unroll
-    for (int ks = 0; ks < kTT / 8; ++ks) Wgmma<128, float>::mma(d2, wg_desc(a2 + 32 * ks), wg_desc(b2 + 32 * ks), 1);
+    for (int ks = 0; ks < (DGWG_ABLATE & 2 ? 0 : kTT / 8); ++ks) Wgmma<128, float>::mma(d2, wg_desc(a2 + 32 * ks), wg_desc(b2 + 32 * ks), 1);
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     fence_regs(d1);
     fence_regs(d2);
