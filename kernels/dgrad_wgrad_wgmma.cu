@@ -56,6 +56,13 @@
 #define DGWG_ABLATE 0
 #endif
 
+// DGWG_ACT_MUL: 1 takes act = v * s (one division per step, s's) instead of eager's v / (1 + e) (silu_nocall_den):
+// act differs by an ulp or two of float32 before its TF32 rounding, so dW_pw's operand by one TF32 ulp at a few
+// steps in 4096 (within the TF32 class); 0 keeps eager's act bits before the rounding.
+#ifndef DGWG_ACT_MUL
+#define DGWG_ACT_MUL 0
+#endif
+
 namespace dgwg {
 
 constexpr int kTT = 32;                       // steps per tile: one 128-byte row of fp32 (GEMM 2's k, GEMM 1's n)
@@ -119,7 +126,7 @@ __device__ __forceinline__ void silu_grad_terms(const float* xw, const float* w,
     for (int k = 0; k < K; ++k) v = fmaf(w[k], xw[e + k * D], v);
     const float den = 1.0f + expf(-v);
     const float s = div_newton(1.0f, fminf(den, 0x1p96f));
-    act[e] = silu_nocall_den(v, den);
+    act[e] = DGWG_ACT_MUL ? v * s : silu_nocall_den(v, den);
     sd[e] = s * (1.0f + v * (1.0f - s));
   }
 }
