@@ -446,7 +446,7 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     const bool db_pw = need[4] && b_pw.defined();
     // mode 5: rung 9 + rung 4's gv form where both of cuDNN's 1x1-conv gradients are TF32 GEMMs (kTcMinC <= C, as
     // rung 5; pw_kernel_runs) and rung 9 takes the shape
-    if (mode == 5 && need[3] && x.size(1) >= kTcMinC && pw_kernel_runs(x, gy, w_pw)) {
+    if (mode == 5 && need[3] && pw_kernel_runs(x, gy, w_pw)) {  // (dgwg_fits: kTcMinC <= C, C_out)
       const auto r = split_backward(gy, x, w_dw, b_dw, w_pw, dilation, padding, need[0], db_pw);
       if (r) {
         for (int i = 0; i < 5; ++i)
