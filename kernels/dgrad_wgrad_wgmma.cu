@@ -69,8 +69,7 @@ constexpr int kTT = 32;                       // steps per tile: one 128-byte ro
 constexpr int kThreads = 256, kWarps = kThreads / 32;  // two warpgroups: 64 channels of GEMM 1, 64 rows of GEMM 2
 constexpr int kRows = 128;                    // channels (C and C_out) at most
 constexpr uint32_t kOpBytes = kRows * kTT * 4;  // dy's tile, dyT's, act's: 16 KB
-constexpr int kSdW = kTT + 8;                 // sd tile row (floats): 8-byte reads of 4 rows x 4 lanes conflict-free
-constexpr uint32_t kSdBytes = kRows * kSdW * 4;
+constexpr int kSdBufs = 3;                    // sd (then gv) tiles: written, read by the next tile's gv, TMA-stored
 constexpr size_t kSmemMax = 227 * 1024;
 constexpr int kMaxStages = 3;
 
@@ -86,9 +85,9 @@ struct Shape {
   static_assert(kStageBytes % 1024 == 0, "every stage's dy tile 1024-byte aligned for the swizzle");
   static_assert(4 * NQ <= XW - 4 * (kTT / 4 - 1), "the last window inside the row");
   static_assert(XW <= 256, "box rows <= 256 elements");
-  // + alignment, act x 2, dyT x 2, sd x 2, the stages, w_dw and b_dw, db_pw's reduction, mbarriers
+  // + alignment, act x 2, dyT x 2, sd x 3, the stages, w_dw and b_dw, mbarriers
   static size_t smem(int stages) {
-    return 1024 + 4 * static_cast<size_t>(kOpBytes) + 2 * kSdBytes + stages * static_cast<size_t>(kStageBytes) +
+    return 1024 + (4 + kSdBufs) * static_cast<size_t>(kOpBytes) + stages * static_cast<size_t>(kStageBytes) +
            kRows * (K + 1) * 4 + 8 * stages;
   }
   static int stages() {
@@ -137,6 +136,7 @@ __device__ __forceinline__ void silu_grad_terms(const float* xw, const float* w,
 template <int K, int D>
 __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant__ CUtensorMap ymap,
                                                           const __grid_constant__ CUtensorMap xmap,
+                                                          const __grid_constant__ CUtensorMap gmap,
                                                           const DgwgArgs a, int stages) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // built for another arch: dgwg_fits is false there, so this never runs
@@ -146,8 +146,8 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
   unsigned char* smem = smem_raw + ((1024 - (__cvta_generic_to_shared(smem_raw) & 1023)) & 1023);
   unsigned char* act_t = smem;                      // 2 x [C rows][32 steps], swizzled (GEMM 2's B)
   unsigned char* dyt_t = smem + 2 * kOpBytes;       // 2 x 4 atoms of [32 steps][32 output channels] (GEMM 1's B)
-  float* sd_t = reinterpret_cast<float*>(smem + 4 * kOpBytes);  // 2 x [C rows][kSdW]
-  unsigned char* stage0 = smem + 4 * kOpBytes + 2 * kSdBytes;
+  unsigned char* sd_t = smem + 4 * kOpBytes;       // 3 x [C rows][32 steps], swizzled: sd, then gv in place
+  unsigned char* stage0 = smem + (4 + kSdBufs) * kOpBytes;
   float* ws = reinterpret_cast<float*>(stage0 + static_cast<size_t>(stages) * S::kStageBytes);  // w_dw, b_dw
   uint64_t* full = reinterpret_cast<uint64_t*>(ws + kRows * (K + 1));
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = tid >> 7, wi = warp & 3;
@@ -200,22 +200,27 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
   float d1[16];  // GEMM 1 of the tile in flight: dact at (channel 64 wg + 16 wi + lane / 4 (+8), step 8 j + 2 (lane % 4) (+1))
 #pragma unroll
   for (int r = 0; r < 16; ++r) d1[r] = 0.0f;
-  // gv of tile i from d1 (its GEMM 1 waited for) and its sd tile
-  auto store_gv = [&](int i) {
-    int b, t0;
-    where(i, b, t0);
-    const float* sdt = sd_t + (i & 1) * (kSdBytes / 4);
+  // gv of tile i = d1 (its GEMM 1 waited for) * sd, over sd in its tile (each thread its own positions); after the
+  // next barrier thread 0 stores the tile by TMA (steps past T and rows past C clipped)
+  auto make_gv = [&](int i) {
+    unsigned char* sdt = sd_t + (i % kSdBufs) * kOpBytes;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int c = 64 * wg + 16 * wi + (lane >> 2) + 8 * h;
-      float* gr = a.gv + (static_cast<int64_t>(b) * C + c) * T + t0;
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const int t = 8 * j + 2 * (lane & 3);
-        const float2 sv = *reinterpret_cast<const float2*>(sdt + c * kSdW + t);
-        if (!(DGWG_ABLATE & 4) && c < C && t0 + t < T)
-          *reinterpret_cast<float2*>(gr + t) = make_float2(d1[4 * j + 2 * h] * sv.x, d1[4 * j + 2 * h + 1] * sv.y);
+        float2* p = reinterpret_cast<float2*>(sdt + wg_swz<4>(c, 8 * j + 2 * (lane & 3), kRows));
+        const float2 sv = *p;
+        *p = make_float2(d1[4 * j + 2 * h] * sv.x, d1[4 * j + 2 * h + 1] * sv.y);
       }
+    }
+  };
+  auto store_gv = [&](int i) {  // thread 0, after the barrier that follows make_gv(i)
+    int b, t0;
+    where(i, b, t0);
+    if (!(DGWG_ABLATE & 4)) {
+      tma_store_3d(&gmap, sd_t + (i % kSdBufs) * kOpBytes, t0, 0, b);
+      tma_store_commit();
     }
   };
   // Software pipeline: tile i's operands are built while tile i - 1's GEMMs run; then those are waited for, tile
@@ -243,7 +248,7 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
     // v, act, sd: item m of this thread is channel 16 warp + 4 m + lane / 8, steps 4 (lane % 8) ..
     const float* xs = reinterpret_cast<const float*>(st + kOpBytes);
     unsigned char* at = act_t + buf * kOpBytes;
-    float* sdt = sd_t + buf * (kSdBytes / 4);
+    unsigned char* sdt = sd_t + (i % kSdBufs) * kOpBytes;
     const int g4 = 4 * (lane & 7);
     const bool own = t0 + g4 < T;  // T % 4 == 0: 4 steps in or out together
 #pragma unroll
@@ -260,19 +265,22 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
       const bool live = own && c < C;
       const float4 a4 = live ? tc_round_tf32(make_float4(ac[0], ac[1], ac[2], ac[3])) : make_float4(0, 0, 0, 0);
       *reinterpret_cast<float4*>(at + wg_swz<4>(c, g4, kRows)) = a4;
-      *reinterpret_cast<float4*>(sdt + c * kSdW + g4) = make_float4(sd[0], sd[1], sd[2], sd[3]);
+      *reinterpret_cast<float4*>(sdt + wg_swz<4>(c, g4, kRows)) = make_float4(sd[0], sd[1], sd[2], sd[3]);
     }
     if (i > 0) {  // tile i - 1's GEMMs, then its gv
       wg_wait<0>();
       fence_regs(d1);
       fence_regs(d2);
-      store_gv(i - 1);
+      make_gv(i - 1);
     }
-    fence_proxy_async();  // the rounded dy, dyT and act -> visible to wgmma (and to the TMA that refills the stage)
+    // tile i - 2's gv store has read its tile (the buffer tile i + 1 writes, after this barrier)
+    if (tid == 0) tma_store_wait_read<0>();
+    fence_proxy_async();  // the rounded dy, dyT, act and gv -> visible to wgmma and the TMA (stores, refills)
     __syncthreads();      // tile i's operands written; tile i - 1's stage free (every warpgroup waited its wgmmas)
+    if (tid == 0 && i >= 1) store_gv(i - 1);
     if (tid == 0 && i >= 1 && i - 1 + stages < n) issue(i - 1 + stages);
     const uint32_t dyt_addr = base + 2 * kOpBytes + buf * kOpBytes;
-    const uint32_t a2 = base + 4 * kOpBytes + 2 * kSdBytes + s * S::kStageBytes + wg * 64 * 128,
+    const uint32_t a2 = base + (4 + kSdBufs) * kOpBytes + s * S::kStageBytes + wg * 64 * 128,
                    b2 = base + buf * kOpBytes;
     fence_regs(d1);
     fence_regs(d2);
@@ -290,7 +298,13 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
     wg_wait<0>();
     fence_regs(d1);
     fence_regs(d2);
-    store_gv(n - 1);
+    make_gv(n - 1);
+    fence_proxy_async();
+    __syncthreads();
+    if (tid == 0) {
+      store_gv(n - 1);
+      tma_store_wait<0>();  // every store done before the block's shared memory goes
+    }
   }
   // dW_pw's partial
   float* pw = a.partial_w + blk * C_out * static_cast<int64_t>(C);
@@ -309,8 +323,8 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
   }
   // db_pw's partial: the 8 warps' sums of a row, added in warp order
   if (a.partial_pw) {
-    __syncthreads();  // every warp done with the sd tiles
-    float* red = sd_t;
+    __syncthreads();  // every warp done with the act tiles (every GEMM waited for)
+    float* red = reinterpret_cast<float*>(act_t);
 #pragma unroll
     for (int k = 0; k < 4; ++k) red[warp * kRows + lane + 32 * k] = dbs[k];
     __syncthreads();
@@ -329,11 +343,12 @@ void launch(const DgwgArgs& a, int64_t G, cudaStream_t stream) {
   const int stages = S::stages();
   const size_t smem = S::smem(stages);
   const CUtensorMap ymap = tma_map_rows_f32(a.gy, a.B, a.C_out, a.T, kTT, CU_TENSOR_MAP_SWIZZLE_128B),
-                    xmap = tma_map_rows_f32(a.x, a.B, a.C, a.T, S::XW, CU_TENSOR_MAP_SWIZZLE_NONE);
+                    xmap = tma_map_rows_f32(a.x, a.B, a.C, a.T, S::XW, CU_TENSOR_MAP_SWIZZLE_NONE),
+                    gmap = tma_map_rows_f32(a.gv, a.B, a.C, a.T, kTT, CU_TENSOR_MAP_SWIZZLE_128B);
   cudaError_t err = cudaFuncSetAttribute(dgwg_kernel<K, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(smem));
   if (err == cudaSuccess) {
-    dgwg_kernel<K, D><<<static_cast<unsigned>(G), kThreads, smem, stream>>>(ymap, xmap, a, stages);
+    dgwg_kernel<K, D><<<static_cast<unsigned>(G), kThreads, smem, stream>>>(ymap, xmap, gmap, a, stages);
     err = cudaGetLastError();
   }
   if (err != cudaSuccess)

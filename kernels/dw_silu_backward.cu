@@ -43,7 +43,7 @@
 namespace dwbw {
 
 constexpr int kThreads = 256, kPer = 4, kTile = kThreads * kPer, kMaxHalo = 1024, kWarps = kThreads / 32;
-constexpr int kFinishThreads = 256;
+constexpr int kFinishThreads = 128;
 constexpr int64_t kMaxRow = 0x7fffffff - 2 * kTile;  // in-row indices are 32-bit
 
 // shared memory: the K weights, x over [t0 - halo, t0 + kTile + halo) (zero outside [0, T)), gv over
@@ -494,19 +494,9 @@ __global__ void __launch_bounds__(kFinishThreads) backward_finish_kernel(Backwar
   constexpr int kSlices = kFinishThreads / 32;
   const int64_t outs = a.C_out * a.C_in, j = (out - dw_outs - pw_outs) * 32 + (tid & 31);
   const int slice = tid >> 5;
-  // four independent sums per thread (partials p, p + kSlices, .. in turn), so that four loads are in flight: one
-  // chain of ~33 dependent loads per thread took 6.1 us for rung 9's 132 x 64 KB at the headline (the a8cf7e8 run's profile)
-  float s4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  if (j < outs) {
-    int64_t p = slice;
-    for (; p + 3 * kSlices < a.n_w; p += 4 * kSlices)
-#pragma unroll
-      for (int u = 0; u < 4; ++u) s4[u] += a.partial_w[(p + u * kSlices) * outs + j];
-#pragma unroll
-    for (int u = 0; u < 3; ++u)  // at most three left
-      if (p + u * kSlices < a.n_w) s4[u] += a.partial_w[(p + u * kSlices) * outs + j];
-  }
-  const float s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+  float s = 0.0f;
+  if (j < outs)
+    for (int64_t p = slice; p < a.n_w; p += kSlices) s += a.partial_w[p * outs + j];
   red[tid] = s;
   __syncthreads();
   if (slice != 0 || j >= outs) return;
