@@ -104,6 +104,28 @@ __device__ __forceinline__ void mma_rs_n32(float (&d)[16], const uint32_t (&a)[4
                : WG_D16(d)
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
 }
+// The block's cluster: its size and rank, a barrier of all its threads, and a float of rank q's shared memory at the
+// address p has in this block's.
+__device__ __forceinline__ unsigned cluster_nctarank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned cluster_ctarank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ float ld_cluster_f32(const float* p, int q) {
+  uint32_t addr;
+  float v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(addr) : "r"(smem_u32(p)), "r"(q));
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
 template <int R>
 __device__ __forceinline__ void fence_regs(float (&d)[R]) {
 #pragma unroll
@@ -294,10 +316,10 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
     fence_regs(d1);
     fence_regs(d2);
   }
+  wg_wait<0>();  // (also where n == 0: ptxas then sees every accumulator read after a wait)
+  fence_regs(d1);
+  fence_regs(d2);
   if (n > 0) {
-    wg_wait<0>();
-    fence_regs(d1);
-    fence_regs(d2);
     make_gv(n - 1);
     fence_proxy_async();
     __syncthreads();
@@ -306,25 +328,39 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
       tma_store_wait<0>();  // every store done before the block's shared memory goes
     }
   }
-  // dW_pw's partial
-  float* pw = a.partial_w + blk * C_out * static_cast<int64_t>(C);
-  const int o0 = 64 * wg + 16 * wi + (lane >> 2);
+  // dW_pw's partial, one per cluster of `cs` blocks (1 or 2, the launch's cluster size): each block puts its sums in
+  // its shared memory ([o][c], pitch kWP), then block r of the cluster adds rows [r C_out / cs, ..) of every block's
+  // in rank order (the same order for every row) and stores them coalesced; cs = 2 halves the partials the finish
+  // reads (66 x 64 KB at the headline)
+  constexpr int kWP = kRows + 8;  // pitch (floats): the accumulators' 8 rows x 4 lanes of float2 stores in 2 wavefronts
+  static_assert(kRows * kWP * 4 <= (4 + kSdBufs) * kOpBytes, "the sums fit over the act, dyT and sd tiles");
+  float* wsum = reinterpret_cast<float*>(smem);
+  __syncthreads();  // every warp done with the tiles (every GEMM waited for)
+  {
+    const int o0 = 64 * wg + 16 * wi + (lane >> 2);
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
-    const int c = 8 * j + 2 * (lane & 3);
+    for (int j = 0; j < 16; ++j)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int o = o0 + 8 * h;
-      if (o >= C_out) continue;
-      float* dst = pw + static_cast<int64_t>(o) * C + c;
-      if (c < C) dst[0] = d2[4 * j + 2 * h];
-      if (c + 1 < C) dst[1] = d2[4 * j + 2 * h + 1];
+      for (int h = 0; h < 2; ++h)
+        *reinterpret_cast<float2*>(wsum + (o0 + 8 * h) * kWP + 8 * j + 2 * (lane & 3)) =
+            make_float2(d2[4 * j + 2 * h], d2[4 * j + 2 * h + 1]);
+  }
+  const int cs = static_cast<int>(cluster_nctarank()), rank = static_cast<int>(cluster_ctarank());
+  cluster_sync();  // every block's sums in its shared memory
+  {
+    const int rows = (C_out + cs - 1) / cs, r0 = rank * rows, r1 = min(C_out, r0 + rows);
+    float* pw = a.partial_w + (blk / cs) * C_out * static_cast<int64_t>(C);
+    for (int idx = tid; idx < (r1 - r0) * C; idx += kThreads) {
+      const int o = r0 + idx / C, c = idx - (idx / C) * C;
+      float t = 0.0f;
+      for (int q = 0; q < cs; ++q) t += ld_cluster_f32(wsum + o * kWP + c, q);
+      pw[static_cast<int64_t>(o) * C + c] = t;
     }
   }
+  cluster_sync();  // no block leaves while another reads its shared memory
   // db_pw's partial: the 8 warps' sums of a row, added in warp order
   if (a.partial_pw) {
-    __syncthreads();  // every warp done with the act tiles (every GEMM waited for)
-    float* red = reinterpret_cast<float*>(act_t);
+    float* red = reinterpret_cast<float*>(stage0);  // (the stages are idle: every TMA load landed and was read)
 #pragma unroll
     for (int k = 0; k < 4; ++k) red[warp * kRows + lane + 32 * k] = dbs[k];
     __syncthreads();
@@ -348,8 +384,19 @@ void launch(const DgwgArgs& a, int64_t G, cudaStream_t stream) {
   cudaError_t err = cudaFuncSetAttribute(dgwg_kernel<K, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(smem));
   if (err == cudaSuccess) {
-    dgwg_kernel<K, D><<<static_cast<unsigned>(G), kThreads, smem, stream>>>(ymap, xmap, gmap, a, stages);
-    err = cudaGetLastError();
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(static_cast<unsigned>(G));
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = static_cast<unsigned>(dgwg_cluster(G));
+    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    err = cudaLaunchKernelEx(&cfg, dgwg_kernel<K, D>, ymap, xmap, gmap, a, stages);
+    if (err == cudaSuccess) err = cudaGetLastError();
   }
   if (err != cudaSuccess)
     throw std::runtime_error(std::string("dgrad_wgrad: launch failed: ") + cudaGetErrorString(err));
@@ -376,7 +423,12 @@ bool dgwg_fits(const DgwgArgs& a) {
 #endif
 }
 
-int64_t dgwg_blocks(const DgwgArgs& a) { return blocks_per_sm_capped(a.B, a.T, dgwg::kTT); }
+int64_t dgwg_blocks(const DgwgArgs& a) {
+  const int64_t G = blocks_per_sm_capped(a.B, a.T, dgwg::kTT);
+  return G > 1 ? G / 2 * 2 : G;  // clusters of 2 where there are two blocks or more
+}
+
+int dgwg_cluster(int64_t G) { return G % 2 == 0 ? 2 : 1; }
 
 void dgrad_wgrad(const DgwgArgs& a, int64_t G, void* stream) {
   if (!dgwg_fits(a))

@@ -96,8 +96,9 @@ int64_t dw_wgrad_fused_blocks(const DwBackwardArgs& a);
 void dw_silu_wgrad_fused(const DwBackwardArgs& a, float* partial_w, int64_t G, void* stream);
 // Backward rung 9 (dgrad_wgrad_wgmma.cu, TMA + wgmma): from x and gy alone, the SiLU's gradient
 //   gv[b, c, t] = (W_pw^T gy)[b, c, t] * silu'(v[b, c, t])     (the 1x1 conv's data gradient on TF32 tensor cores)
-// and the 1x1 conv's weight and bias gradients, dW_pw = gy act^T (TF32) and db_pw = sum gy, as per-block partials
-// partial_w[(blk * C_out + o) * C + c] and partial_pw[o * G + blk], for backward_finish (n_w = n_pw = G). Rung 4's
+// and the 1x1 conv's weight and bias gradients, dW_pw = gy act^T (TF32) and db_pw = sum gy, as partials
+// partial_w[(cluster * C_out + o) * C + c] (one per cluster of dgwg_cluster(G) blocks) and partial_pw[o * G + blk],
+// for backward_finish (n_w = G / dgwg_cluster(G), n_pw = G). Rung 4's
 // gv form then makes dx, dW_dw and db_dw from gv and x. The TF32 GEMMs round their operands to nearest even, as
 // cuDNN's TF32 data and weight gradients do: callers run it only where both of those are TF32 GEMMs.
 struct DgwgArgs {
@@ -115,6 +116,9 @@ struct DgwgArgs {
 // Whether rung 9 takes the args (built for sm_90a, an sm_90 GPU, DWBW_GV_SHAPES with 'same' padding, T % 4 == 0,
 // kTcMinC <= C, C_out <= 128, aligned tensors), G for them (one block per SM at most) and the launch (throws where it
 // does not fit).
+// G (one block per SM at most, even where above 1) and the cluster size of a launch of G blocks (2 where G is even,
+// else 1): partial_w holds G / dgwg_cluster(G) partials (one per cluster), partial_pw G.
 bool dgwg_fits(const DgwgArgs& a);
 int64_t dgwg_blocks(const DgwgArgs& a);
+int dgwg_cluster(int64_t G);
 void dgrad_wgrad(const DgwgArgs& a, int64_t G, void* stream);

@@ -224,7 +224,8 @@ inline bool pw_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::
 // pw_kernel_runs: the caller has checked that it runs).
 struct PwKernelPartials {
   at::Tensor w, b, dw_pw, db_pw;
-  int64_t n = 0;
+  int64_t n = 0;    // partials of db_pw (and of dW_pw unless n_w is set)
+  int64_t n_w = 0;  // partials of dW_pw where they are fewer (rung 9: one per cluster), else 0
 };
 inline PwKernelPartials pw_kernel_wgrad(const at::Tensor& gy, const at::Tensor& act, bool want_db) {
   PwKernelPartials p;
@@ -276,7 +277,7 @@ inline void finish_sums(const DwKernelGrads* d, const PwKernelPartials& p, int64
   }
   if (p.w.defined()) {
     s.partial_w = p.w.data_ptr<float>();
-    s.n_w = p.n; s.C_out = p.dw_pw.size(0); s.C_in = p.dw_pw.size(1);
+    s.n_w = p.n_w > 0 ? p.n_w : p.n; s.C_out = p.dw_pw.size(0); s.C_in = p.dw_pw.size(1);
     s.dw_pw = p.dw_pw.data_ptr<float>();
   }
   backward_finish(s, c10::cuda::getCurrentCUDAStream().stream());
@@ -360,11 +361,12 @@ inline c10::optional<std::array<at::Tensor, 5>> split_backward(const at::Tensor&
   k.K = static_cast<int>(w.size(2)); k.dilation = static_cast<int>(dilation); k.padding = static_cast<int>(padding);
   k.gv = k.partial_w = reinterpret_cast<float*>(256);  // stand-ins for the fit check (the allocator's alignment)
   if (!dgwg_fits(k)) return c10::nullopt;
-  const int64_t G = dgwg_blocks(k);
+  const int64_t G = dgwg_blocks(k), n_w = G / dgwg_cluster(G);
   at::Tensor gv = at::empty_like(xc);
   PwKernelPartials p;
   p.n = G;
-  p.w = at::empty({G, k.C_out, k.C}, xc.options());
+  p.n_w = n_w;
+  p.w = at::empty({n_w, k.C_out, k.C}, xc.options());
   p.dw_pw = at::empty({k.C_out, k.C, 1}, xc.options());
   if (want_db_pw) {
     p.b = at::empty({k.C_out, G}, xc.options());
