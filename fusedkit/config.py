@@ -87,7 +87,9 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # "split": where allow_tf32 is on, cuDNN's data and weight gradients of the 1x1 conv are TF32 GEMMs at the shape,
 # 32 <= C, C_out <= 128, rung 4's vector shapes with K <= 5, an sm_90 GPU and an sm_90a build, and W_pw wants a
 # gradient: backward rung 9 (kernels/dgrad_wgrad_wgmma.cu: gv = (W_pw^T dy) silu'(v), dW_pw and db_pw from x and dy
-# on TF32 tensor cores) then rung 4's gv form (dx, dW_dw, db_dw from gv and x); elsewhere "dw_kernel".
+# on TF32 tensor cores) then rung 4's gv form (dx, dW_dw, db_dw from gv and x); elsewhere "dw_kernel". Measured
+# slower than "dw_kernel" (74.1 against 63.9 us at the headline: rung 9 alone ~44-48 us, latency-bound at 8 warps per
+# SM; docs/results.md, "backward rung 9"): an opt-in for A/B.
 # "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic cuDNN).
 # docs/results.md has the measurements of each rung.
 BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4, "split": 5}

@@ -22,17 +22,31 @@
 //     writes them transposed into the dyT tile (a warp's 32 lanes: 32 output channels of one step, one 128-byte row);
 //   - each thread computes v, act and sd of 4 channels x 4 consecutive steps (x's window as float4s), act (TF32)
 //     into the swizzled act tile, sd into the sd tile;
-//   - one barrier; each warpgroup issues GEMM 1 (its 64 channels: 16 wgmmas, A = its W_pw^T fragments) and GEMM 2
-//     (its 64 output channels of dW_pw: 4 wgmmas), commits each; waits for GEMM 1, multiplies by sd and stores gv
-//     while GEMM 2 runs; waits for GEMM 2. act, dyT and sd alternate between two buffers; a stage is refilled at the
-//     next tile's barrier.
+//   - tile i - 1's GEMMs (issued at the last barrier, running under the above) waited for; its gv = dact * sd made
+//     in place over its sd tile (three sd tiles);
+//   - one barrier; thread 0 stores tile i - 1's gv by TMA and refills tile i - 1's stage; each warpgroup issues
+//     GEMM 1 (its 64 channels: 16 wgmmas, A = its W_pw^T fragments) and GEMM 2 (its 64 output channels of dW_pw: 4
+//     wgmmas) of tile i in one commit group. act and dyT alternate between two tiles.
+//   At the end each cluster of 2 blocks sums its dW_pw over distributed shared memory into one partial.
 // Prediction: near the copy rate for its 50 MB (~15 us), the two GEMMs (2.1 GFLOP) beside the TMA; with rung 4's
 // gv form (50.3 MB, ~17 us at rung 4's rate) and the finish, a backward of ~40 us against the default's 64.
-// Numerics: v, act and sd as rung 8 (eager's SiLU terms: div_newton where exact, IEEE division elsewhere); dact
-// and dW_pw from TF32 operands rounded to nearest even (W_pw, dy, act), as cuDNN's TF32 data and weight gradients
-// round them, fp32 accumulation: within TF32 summation order of eager's (the caller runs it only where both of
-// cuDNN's are TF32 GEMMs). gv = dact * (s (1 + v (1 - s))), eager's silu_backward up to one rounding of its product
-// order. Fixed-order sums (deterministic, no atomics).
+// Outcome (docs/results.md, "backward rung 9"; logs/2026-12-03_{72b64cb,a8cf7e8,58aa372,ce1a992}_split_*): correct
+// (float64 at the GPU test's 6 shapes, eager's gradients in the backward tests, memcheck and racecheck clean) but
+// ~3x slower than predicted: 44-48 us alone (L2 warm), so backward="split" takes 74.1 us against the default's 63.9.
+// Rung 4's gv form met its prediction (14.6-16.0 us). ncu (58aa372): 8 warps per SM (2 per scheduler, 0.5
+// eligible, one issue every 2.8 cycles), DRAM 15%: latency-bound, ~1350 instructions per warp per tile. Ablated
+// one at a time, no part dominates: without the SiLU terms 36.8 us, without the GEMMs 32.9, without gv's stores
+// 31.9, without dy's pass 42.4 (44.3 whole). Tried without gain: the software pipeline (43.9 against 45.2), gv by
+// TMA store (44.4 against 44.1), dW_pw's partials per cluster (the finish 4.3 against 6.0 us, rung 9 48.1 against
+// 44.4: the whole 74.6 against 71.9, slower; kept only because it is the form the sanitizers and tests ran on).
+// Next: more warps (W_pw^T from shared memory instead of 64 registers a thread, which needs ~64 KB the tiles now
+// hold), or the SiLU terms in warps of their own.
+// Numerics: v and act as rung 8 (eager's SiLU bits: silu_nocall_den, no call), s = 1 / (1 + e) by div_newton with
+// the divisor clamped at 2^96 (IEEE division's quotient up to there); dact and dW_pw from TF32 operands rounded to
+// nearest even (W_pw, dy, act), as cuDNN's TF32 data and weight gradients round them, fp32 accumulation: within
+// TF32 summation order of eager's (the caller runs it only where both of cuDNN's are TF32 GEMMs). gv = dact * (s (1 +
+// v (1 - s))), eager's silu_backward up to one rounding of its product order. Fixed-order sums (deterministic, no
+// atomics).
 // Limits: an sm_90 GPU and a build for sm_90a; rung 4's vector shapes with K <= 5 (DWBW_GV_SHAPES);
 // kTcMinC <= C, C_out <= 128; B * ceil(T / 32) < 2^31; float32.
 #include <cuda_runtime.h>

@@ -35,6 +35,7 @@
 // shape (an sm_90 GPU, an sm_90a build, rung 4's vector shapes with K <= 5, C, C_out <= 128): rung 9
 // (dgrad_wgrad_wgmma.cu: from x and dy, gv = (W_pw^T dy) silu'(v), dW_pw and db_pw on TF32 tensor cores, no ga and no
 // act in memory), then rung 4's gv form (dx, dW_dw, db_dw from gv and x), then one backward_finish; elsewhere mode 1.
+// Measured slower than mode 1 (74.1 against 63.9 us at the headline, logs/2026-12-03_ce1a992_split_verify_bench.log).
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
