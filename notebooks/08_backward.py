@@ -291,3 +291,11 @@ if not bwd_rows.empty:
 # ~180 instructions per output at 16 warps per SM, latency-bound, where rung 4 runs one channel per block with its
 # weights in registers at 24 warps per SM. The 'trains' cells above loop over every backward in fj.BACKWARDS;
 # re-executed, they would show 'wgrad_fused' too.
+#
+# Rung 9 (`'split'`, kernels/dgrad_wgrad_wgmma.cu, added after the outputs here were recorded) cuts the other way:
+# it holds both of the 1x1 conv's GEMMs and the SiLU's derivative (from x and dy it writes gv = (W_pw^T dy)
+# silu'(v), with dW_pw and db_pw), and rung 4 in its gv form keeps the depthwise's sums: 100.6 MB against the
+# default's 151. Rung 4's half met its prediction (~15 us); rung 9 took 44-48 us against ~15 predicted, latency-bound
+# at 8 warps per SM (64 registers a thread hold W_pw^T for the register-operand GEMM), so the backward ran 74.1 us
+# against the default's 63.9 (docs/results.md, "backward rung 9"). Bytes saved do not pay while the kernel that
+# saves them cannot keep enough warps in flight.
