@@ -160,6 +160,24 @@ def tf32_rne(t: torch.Tensor) -> torch.Tensor:
 DW_WGRAD_OUTPUTS = ("dx", "dW_dw", "db_dw", "dW_pw", "db_pw")  # what dw_wgrad_fused returns, in order
 
 
+def _backward_refs(x, w, b, gy, ga64, dilation: int, pad: int):
+    """The float64 references and bounds of dw_wgrad_case and split_case from their inputs and ga = dL/d act
+    (float64): dx, dW_dw, db_dw (None without b) by float64 autograd through the SiLU and the depthwise; dW_pw from gy
+    and eager's float32 act rounded to TF32 as cuDNN rounds them; db_pw from gy's row sums. tols: each output's bound
+    on max |got - ref| / max |ref| (float32 summation error, growing as the root of the B * T steps summed)."""
+    B, C, T = x.shape
+    x64, w64 = x.double().requires_grad_(True), w.double().requires_grad_(True)
+    b64 = b.double().requires_grad_(True) if b is not None else None
+    conv = torch.nn.functional.conv1d
+    act64 = torch.nn.functional.silu(conv(x64, w64, b64, padding=pad, dilation=dilation, groups=C))
+    (act64 * ga64).sum().backward()
+    act32 = torch.nn.functional.silu(conv(x, w, b, padding=pad, dilation=dilation, groups=C))
+    dw_pw = torch.einsum("bot,bct->oc", tf32_rne(gy).double(), tf32_rne(act32).double())[:, :, None]
+    refs = [x64.grad, w64.grad, b64.grad if b64 is not None else None, dw_pw, gy.double().sum((0, 2))]
+    steps = max(1.0, (B * T / 4096) ** 0.5)
+    return refs, [1e-5, 1e-5 * steps, 1e-5 * steps, 2e-6 * steps, 1e-5 * steps]
+
+
 def dw_wgrad_case(B: int, C: int, C_out: int, T: int, K: int, dilation: int, bias: bool, seed: int = 0):
     """Fresh random inputs of backward rung 8 (kernels/dw_silu_wgrad_wgmma.cu) on the GPU and their float64
     references: returns (args, refs, tols). args = (ga, gy, x, w_dw, b_dw, dilation, padding) for
@@ -173,16 +191,7 @@ def dw_wgrad_case(B: int, C: int, C_out: int, T: int, K: int, dilation: int, bia
     gy = torch.randn(B, C_out, T, device="cuda", generator=g)
     w = torch.randn(C, 1, K, device="cuda", generator=g) / K ** 0.5
     b = torch.randn(C, device="cuda", generator=g) if bias else None
-    x64, w64 = x.double().requires_grad_(True), w.double().requires_grad_(True)
-    b64 = b.double().requires_grad_(True) if bias else None
-    conv = torch.nn.functional.conv1d
-    act64 = torch.nn.functional.silu(conv(x64, w64, b64, padding=pad, dilation=dilation, groups=C))
-    (act64 * ga.double()).sum().backward()
-    act32 = torch.nn.functional.silu(conv(x, w, b, padding=pad, dilation=dilation, groups=C))
-    dw_pw = torch.einsum("bot,bct->oc", tf32_rne(gy).double(), tf32_rne(act32).double())[:, :, None]
-    refs = [x64.grad, w64.grad, b64.grad if bias else None, dw_pw, gy.double().sum((0, 2))]
-    steps = max(1.0, (B * T / 4096) ** 0.5)
-    tols = [1e-5, 1e-5 * steps, 1e-5 * steps, 2e-6 * steps, 1e-5 * steps]
+    refs, tols = _backward_refs(x, w, b, gy, ga.double(), dilation, pad)
     return (ga, gy, x, w, b, dilation, pad), refs, tols
 
 
@@ -205,16 +214,7 @@ def split_case(B: int, C: int, C_out: int, T: int, K: int, dilation: int, bias: 
     b = torch.randn(C, device="cuda", generator=g) if bias else None
     w_pw = torch.randn(C_out, C, 1, device="cuda", generator=g) / C ** 0.5
     ga = torch.einsum("oc,bot->bct", tf32_rne(w_pw[:, :, 0]).double(), tf32_rne(gy).double())
-    x64, w64 = x.double().requires_grad_(True), w.double().requires_grad_(True)
-    b64 = b.double().requires_grad_(True) if bias else None
-    conv = torch.nn.functional.conv1d
-    act64 = torch.nn.functional.silu(conv(x64, w64, b64, padding=pad, dilation=dilation, groups=C))
-    (act64 * ga).sum().backward()
-    act32 = torch.nn.functional.silu(conv(x, w, b, padding=pad, dilation=dilation, groups=C))
-    dw_pw = torch.einsum("bot,bct->oc", tf32_rne(gy).double(), tf32_rne(act32).double())[:, :, None]
-    refs = [x64.grad, w64.grad, b64.grad if bias else None, dw_pw, gy.double().sum((0, 2))]
-    steps = max(1.0, (B * T / 4096) ** 0.5)
-    tols = [1e-5, 1e-5 * steps, 1e-5 * steps, 2e-6 * steps, 1e-5 * steps]
+    refs, tols = _backward_refs(x, w, b, gy, ga, dilation, pad)
     return (gy, x, w, b, w_pw, dilation, pad), refs, tols
 
 

@@ -134,6 +134,19 @@ def host_time_us(fn, n: int = 200) -> float:
     return float(np.median(out))
 
 
+def kernel_summary(fn, width: int = 48, top: int | None = None) -> str:
+    """The CUDA kernels of one call of `fn` (after one unprofiled call: L2 warm, builds done) by torch.profiler:
+    "sum S us: name t; name t; ..", longest first, names cut to `width` characters, the `top` longest (all: None)."""
+    fn()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    ev = sorted([e for e in prof.key_averages() if e.device_time_total > 0], key=lambda e: -e.device_time_total)
+    return (f"sum {sum(e.device_time_total for e in ev):.1f} us: "
+            + "; ".join(f"{e.key[:width]} {e.device_time_total:.1f}" for e in ev[:top]))
+
+
 def training_step_fn(model: nn.Module, x: torch.Tensor, gy: torch.Tensor):
     """A zero-argument function running a training step's forward and backward of model on x (x requires grad):
     the gradients set to None first (zero_grad's default, so nothing is accumulated into an earlier gradient: a 50 MB

@@ -58,15 +58,7 @@ def main() -> int:
             fns.append(lambda y=y: torch.autograd.grad(y, [xs, *params], gy, retain_graph=True))
         if a.profile and shape == fj.HEADLINE:
             for label, fn in zip(labels, fns):
-                fn()
-                torch.cuda.synchronize()
-                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-                    fn()
-                    torch.cuda.synchronize()
-                ev = [e for e in prof.key_averages() if e.device_time_total > 0]
-                print(f"  kernels of one backward, {label} (L2 warm), sum "
-                      f"{sum(e.device_time_total for e in ev):.1f} us: " + "; ".join(
-                          f"{e.key[:40]} {e.device_time_total:.1f}" for e in sorted(ev, key=lambda e: -e.device_time_total)))
+                print(f"  kernels of one backward, {label} (L2 warm), {fj.kernel_summary(fn, width=40)}")
         t = timer.time_interleaved(fns, a.reps)
         for j, label in enumerate(labels):
             rows.append(fj.result_row("backward_ab", env, f"backward[{label}]", shape, "float32", t[:, j],

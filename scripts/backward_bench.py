@@ -80,16 +80,7 @@ def main() -> int:
         if shape == fj.HEADLINE:  # where the GPU time goes: the kernels of one backward per path
           try:
             for label, m in [("eager", model)] + [(f"modelnew[{k}]", v) for k, v in news.items()]:
-                fn = bwd_only(m)
-                fn()
-                torch.cuda.synchronize()
-                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-                    fn()
-                    torch.cuda.synchronize()
-                ev = [e for e in prof.key_averages() if e.device_time_total > 0]
-                print(f"  kernels of one backward, {label} (L2 warm), sum {sum(e.device_time_total for e in ev):.1f} us: "
-                      + "; ".join(f"{e.key[:48]} {e.device_time_total:.1f}"
-                                  for e in sorted(ev, key=lambda e: -e.device_time_total)[:8]))
+                print(f"  kernels of one backward, {label} (L2 warm), {fj.kernel_summary(bwd_only(m), top=8)}")
           except Exception as err:  # the profile is a diagnostic: never lose the timed rows to it
             print(f"  profile failed: {err!r}")
     fj.append_results(rows)

@@ -67,28 +67,23 @@ if variant == "backward":
         ref = torch.einsum("bot,bct->oc", gy.double(), act.double())
         worst_pw = max(worst_pw, fj.max_diff(dw[:, :, 0], ref) / float(ref.abs().max()),
                        fj.max_diff(db, gy.double().sum((0, 2))) / float(gy.double().sum((0, 2)).abs().max()))
-    worst_r8, ran_r8 = 0.0, 0  # rung 8 alone (sm_90): every gradient against float64's (fj.dw_wgrad_case)
-    for shape in [(3, 40, 100, 1000, 5, 2, True), (1, 33, 128, 4100, 5, 4, False), (5, 97, 35, 36, 3, 3, True),
-                  (1, 32, 32, 4, 5, 1, True)]:
-        if torch.cuda.get_device_capability() != (9, 0):
-            break
-        args, refs, _ = fj.dw_wgrad_case(*shape)
-        got = fj.general_kernel().dw_wgrad_fused(*args)
-        torch.cuda.synchronize()
-        worst_r8 = max([worst_r8] + [fj.max_diff(g_, r) / float(r.abs().max()) for g_, r in zip(got, refs)
-                                     if r is not None])
-        ran_r8 += 1
-    worst_r9, ran_r9 = 0.0, 0  # backward="split"'s kernels alone (sm_90): every gradient against float64's
-    for shape in [(3, 40, 100, 1000, 5, 2, True), (1, 33, 128, 4100, 5, 4, False), (5, 97, 35, 36, 3, 3, True),
-                  (1, 32, 32, 4, 5, 1, True)]:
-        if torch.cuda.get_device_capability() != (9, 0):
-            break
-        args, refs, _ = fj.split_case(*shape)
-        got = fj.general_kernel().split_backward(*args)
-        torch.cuda.synchronize()
-        worst_r9 = max([worst_r9] + [fj.max_diff(g_, r) / float(r.abs().max()) for g_, r in zip(got, refs)
-                                     if r is not None])
-        ran_r9 += 1
+    # rung 8 alone and backward="split"'s kernels (rung 9 + 4's gv form) alone, on sm_90: every gradient against
+    # float64's (fj.dw_wgrad_case, fj.split_case)
+    alone = {"r8": (fj.dw_wgrad_case, lambda a_: fj.general_kernel().dw_wgrad_fused(*a_)),
+             "r9": (fj.split_case, lambda a_: fj.general_kernel().split_backward(*a_))}
+    worst_alone, ran_alone = {k: 0.0 for k in alone}, {k: 0 for k in alone}
+    for key, (case, call) in alone.items():
+        for shape in [(3, 40, 100, 1000, 5, 2, True), (1, 33, 128, 4100, 5, 4, False), (5, 97, 35, 36, 3, 3, True),
+                      (1, 32, 32, 4, 5, 1, True)]:
+            if torch.cuda.get_device_capability() != (9, 0):
+                break
+            args, refs, _ = case(*shape)
+            got = call(args)
+            torch.cuda.synchronize()
+            worst_alone[key] = max([worst_alone[key]] + [fj.max_diff(g_, r) / float(r.abs().max())
+                                                         for g_, r in zip(got, refs) if r is not None])
+            ran_alone[key] += 1
+    worst_r8, ran_r8, worst_r9, ran_r9 = worst_alone["r8"], ran_alone["r8"], worst_alone["r9"], ran_alone["r9"]
     print(f"sanitize_case backward: worst max |grad - eager's| / max |eager's| = {worst:.3g} (bound 1e-4); "
           f"rung {rung} alone: max |dW_pw, db_pw - float64's| / max = {worst_pw:.3g} (bound 1e-3); "
           f"rung 8 alone at {ran_r8} shapes: max |grad - float64's| / max = {worst_r8:.3g} (bound 1e-3); "

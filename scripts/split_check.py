@@ -50,15 +50,8 @@ def main() -> int:
         us = fj.Timer("cuda").time_interleaved(fns, args.reps)
         q = np.percentile(us, [25, 50, 75], axis=0)
         for j, label in enumerate(exts):
-            fn = fns[j]
-            fn()
-            torch.cuda.synchronize()
-            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-                fn()
-                torch.cuda.synchronize()
-            ev = sorted([e for e in prof.key_averages() if e.device_time_total > 0], key=lambda e: -e.device_time_total)
             print(f"  {label}: {q[1, j]:.1f} us [{q[0, j]:.1f}, {q[2, j]:.1f}]; kernels (L2 warm): "
-                  + "; ".join(f"{e.key[:32]} {e.device_time_total:.1f}" for e in ev))
+                  f"{fj.kernel_summary(fns[j], width=32)}")
         print(f"  x, gy summed {q[1, -1]:.1f} us (their {2 * x.numel() * 4 / 1e6:.1f} MB)")
     return 0 if ok else 1
 

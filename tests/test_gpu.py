@@ -296,6 +296,18 @@ def test_pw_weight_grad_kernel_against_float64(B, C, C_out, T):
     assert fj.max_diff(db, ref_b) <= 1e-5 * float(ref_b.abs().max()) + 1e-4, fj.max_diff(db, ref_b)
 
 
+def _assert_within(names, got, refs, tols):
+    """Each output against its float64 reference: max |got - ref| <= tol * max |ref| (+ 1e-6); an output without a
+    reference (None: no bias) absent or empty."""
+    for name, g, ref, tol in zip(names, got, refs, tols):
+        if ref is None:
+            assert g is None or g.numel() == 0, name
+            continue
+        assert g.shape == ref.shape, (name, g.shape, ref.shape)
+        scale = float(ref.abs().max())
+        assert fj.max_diff(g, ref) <= tol * scale + 1e-6, (name, fj.max_diff(g, ref), scale)
+
+
 RUNG8_SHAPES = [(16, 128, 128, 2048, 5, 2, True), (3, 40, 100, 1000, 5, 2, True), (2, 128, 72, 68, 3, 1, False),
                 (1, 33, 128, 4100, 5, 4, True), (5, 97, 35, 36, 3, 3, True), (1, 32, 32, 4, 5, 1, True)]
 
@@ -318,13 +330,7 @@ def test_dw_wgrad_fused_kernel_against_float64(B, C, C_out, T, K, d, bias):
     fj.smem_poisoner().poison_smem()
     got = fj.general_kernel().dw_wgrad_fused(*args)
     torch.cuda.synchronize()
-    for name, g, ref, tol in zip(fj.DW_WGRAD_OUTPUTS, got, refs, tols):
-        if ref is None:
-            assert g is None or g.numel() == 0, name
-            continue
-        assert g.shape == ref.shape, (name, g.shape, ref.shape)
-        scale = float(ref.abs().max())
-        assert fj.max_diff(g, ref) <= tol * scale + 1e-6, (name, fj.max_diff(g, ref), scale)
+    _assert_within(fj.DW_WGRAD_OUTPUTS, got, refs, tols)
 
 
 @pytest.mark.parametrize("B,C,C_out,T,K,d,bias", RUNG8_SHAPES,
@@ -344,13 +350,7 @@ def test_split_backward_kernels_against_float64(B, C, C_out, T, K, d, bias):
     fj.smem_poisoner().poison_smem()
     got = fj.general_kernel().split_backward(*args)
     torch.cuda.synchronize()
-    for name, g, ref, tol in zip(fj.SPLIT_OUTPUTS, got, refs, tols):
-        if ref is None:
-            assert g is None or g.numel() == 0, name
-            continue
-        assert g.shape == ref.shape, (name, g.shape, ref.shape)
-        scale = float(ref.abs().max())
-        assert fj.max_diff(g, ref) <= tol * scale + 1e-6, (name, fj.max_diff(g, ref), scale)
+    _assert_within(fj.SPLIT_OUTPUTS, got, refs, tols)
 
 
 @pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split"])
