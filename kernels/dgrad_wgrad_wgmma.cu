@@ -34,8 +34,8 @@
 // (float64 at the GPU test's 6 shapes, eager's gradients in the backward tests, memcheck and racecheck clean) but
 // ~3x slower than predicted: 44-48 us alone (L2 warm), so backward="split" takes 74.1 us against the default's 63.9.
 // Rung 4's gv form met its prediction (14.6-16.0 us). ncu (58aa372): 8 warps per SM (2 per scheduler, 0.5
-// eligible, one issue every 2.8 cycles), DRAM 15%: latency-bound, ~1350 instructions per warp per tile. Ablated
-// one at a time, no part dominates: without the SiLU terms 36.8 us, without the GEMMs 32.9, without gv's stores
+// eligible, one issue every 2.8 cycles), DRAM 15%: latency-bound (208-219 registers a thread: ptxas,
+// results/logs/dgwg_ptxas.txt). Ablated one at a time, no part dominates: without the SiLU terms 36.8 us, without the GEMMs 32.9, without gv's stores
 // 31.9, without dy's pass 42.4 (44.3 whole). Tried without gain: the software pipeline (43.9 against 45.2), gv by
 // TMA store (44.4 against 44.1), dW_pw's partials per cluster (the finish 4.3 against 6.0 us, rung 9 48.1 against
 // 44.4: the whole 74.6 against 71.9, slower; kept only because it is the form the sanitizers and tests ran on).
@@ -139,11 +139,6 @@ __device__ __forceinline__ float ld_cluster_f32(const float* p, int q) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(addr) : "r"(smem_u32(p)), "r"(q));
   asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
   return v;
-}
-template <int R>
-__device__ __forceinline__ void fence_regs(float (&d)[R]) {
-#pragma unroll
-  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 // v = dw(x) at 4 steps from the window xw (x index of the first step's first tap at 0), act = silu(v) and
@@ -305,8 +300,8 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
     }
     if (i > 0) {  // tile i - 1's GEMMs, then its gv
       wg_wait<0>();
-      fence_regs(d1);
-      fence_regs(d2);
+      wg_fence_regs(d1);
+      wg_fence_regs(d2);
       make_gv(i - 1);
     }
     // tile i - 2's gv store has read its tile (the buffer tile i + 1 writes, after this barrier)
@@ -318,8 +313,8 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
     const uint32_t dyt_addr = base + 2 * kOpBytes + buf * kOpBytes;
     const uint32_t a2 = base + (4 + kSdBufs) * kOpBytes + s * S::kStageBytes + wg * 64 * 128,
                    b2 = base + buf * kOpBytes;
-    fence_regs(d1);
-    fence_regs(d2);
+    wg_fence_regs(d1);
+    wg_fence_regs(d2);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int ks = 0; ks < (DGWG_ABLATE & 2 ? 0 : 16); ++ks)  // k = output channels 8 ks ..: dyT atom ks / 4, 32 bytes per k-step within
@@ -327,12 +322,12 @@ __global__ void __launch_bounds__(kThreads, 1) dgwg_kernel(const __grid_constant
 #pragma unroll
     for (int ks = 0; ks < (DGWG_ABLATE & 2 ? 0 : kTT / 8); ++ks) Wgmma<128, float>::mma(d2, wg_desc(a2 + 32 * ks), wg_desc(b2 + 32 * ks), 1);
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    fence_regs(d1);
-    fence_regs(d2);
+    wg_fence_regs(d1);
+    wg_fence_regs(d2);
   }
   wg_wait<0>();  // (also where n == 0: ptxas then sees every accumulator read after a wait)
-  fence_regs(d1);
-  fence_regs(d2);
+  wg_fence_regs(d1);
+  wg_fence_regs(d2);
   if (n > 0) {
     make_gv(n - 1);
     fence_proxy_async();
@@ -427,8 +422,8 @@ bool dgwg_fits(const DgwgArgs& a) {
 #undef DGWG_COMPILED
   const int halo = (a.K - 1) * a.dilation;
   auto al16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return gpu_compute_capability() == 90 && compiled && a.x && a.gy && a.w_pw && a.w_dw && a.gv && a.partial_w &&
-         al16(a.x) && al16(a.gy) && al16(a.gv) && halo % 2 == 0 && a.padding == halo / 2 && a.T % 4 == 0 &&
+  return gpu_compute_capability() == 90 && compiled && a.x && a.gy && a.w_pw && a.w_dw && al16(a.x) && al16(a.gy) &&
+         halo % 2 == 0 && a.padding == halo / 2 && a.T % 4 == 0 &&
          a.B >= 1 && a.T >= 4 && a.T <= 0x7fffffff - 1024 && a.B * ((a.T + dgwg::kTT - 1) / dgwg::kTT) <= 0x7fffffff &&
          a.C >= kTcMinC && a.C <= dgwg::kRows && a.C_out >= kTcMinC && a.C_out <= dgwg::kRows;
 #else
@@ -447,6 +442,8 @@ int dgwg_cluster(int64_t G) { return G % 2 == 0 ? 2 : 1; }
 void dgrad_wgrad(const DgwgArgs& a, int64_t G, void* stream) {
   if (!dgwg_fits(a))
     throw std::runtime_error("dgrad_wgrad: not built for sm_90a, or args outside its limits (dgwg_fits)");
+  if (!a.gv || !a.partial_w || reinterpret_cast<uintptr_t>(a.gv) % 16 != 0)
+    throw std::runtime_error("dgrad_wgrad: gv (16-byte aligned) and partial_w must be given");
   if (G < 1) return;
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
 #define DGWG_LAUNCH(KK, DD)                 \

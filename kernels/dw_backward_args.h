@@ -114,7 +114,8 @@ struct DgwgArgs {
   int K, dilation, padding;
 };
 // Whether rung 9 takes the args (built for sm_90a, an sm_90 GPU, DWBW_GV_SHAPES with 'same' padding, T % 4 == 0,
-// kTcMinC <= C, C_out <= 128, aligned tensors), G for them (one block per SM at most) and the launch (throws where it
+// kTcMinC <= C, C_out <= 128, x and gy 16-byte aligned; the outputs gv and partial_w are not looked at: the caching
+// allocator's blocks are aligned), G for them (one block per SM at most) and the launch (throws where it
 // does not fit).
 // G (one block per SM at most, even where above 1) and the cluster size of a launch of G blocks (2 where G is even,
 // else 1): partial_w holds G / dgwg_cluster(G) partials (one per cluster), partial_pw G.

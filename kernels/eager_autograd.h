@@ -225,9 +225,24 @@ inline bool pw_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::
 // pw_kernel_runs: the caller has checked that it runs).
 struct PwKernelPartials {
   at::Tensor w, b, dw_pw, db_pw;
-  int64_t n = 0;    // partials of db_pw (and of dW_pw unless n_w is set)
-  int64_t n_w = 0;  // partials of dW_pw where they are fewer (rung 9: one per cluster), else 0
+  int64_t n = 0;    // partials of db_pw
+  int64_t n_w = 0;  // partials of dW_pw (n, but for rung 9: one per cluster of blocks)
 };
+// The 1x1 conv's weight-gradient partials and outputs for backward_finish: n_w of dW_pw (C_out, C), n of db_pw where
+// wanted.
+inline PwKernelPartials pw_partials(const at::Tensor& xc, int64_t C_out, int64_t C, int64_t n, int64_t n_w,
+                                    bool want_db) {
+  PwKernelPartials p;
+  p.n = n;
+  p.n_w = n_w;
+  p.w = at::empty({n_w, C_out, C}, xc.options());
+  p.dw_pw = at::empty({C_out, C, 1}, xc.options());
+  if (want_db) {
+    p.b = at::empty({C_out, n}, xc.options());
+    p.db_pw = at::empty({C_out}, xc.options());
+  }
+  return p;
+}
 inline PwKernelPartials pw_kernel_wgrad(const at::Tensor& gy, const at::Tensor& act, bool want_db) {
   PwKernelPartials p;
 #ifdef DWSEP_BACKWARD_KERNEL
@@ -235,13 +250,8 @@ inline PwKernelPartials pw_kernel_wgrad(const at::Tensor& gy, const at::Tensor& 
   a.act = act.data_ptr<float>();
   a.gy = gy.data_ptr<float>();
   a.B = act.size(0); a.C = act.size(1); a.C_out = gy.size(1); a.T = act.size(2);
-  p.n = pw_wgrad_blocks(a);
-  p.w = at::empty({p.n, a.C_out, a.C}, act.options());
-  p.dw_pw = at::empty({a.C_out, a.C, 1}, act.options());
-  if (want_db) {
-    p.b = at::empty({a.C_out, p.n}, act.options());
-    p.db_pw = at::empty({a.C_out}, act.options());
-  }
+  const int64_t n = pw_wgrad_blocks(a);
+  p = pw_partials(act, a.C_out, a.C, n, n, want_db);
   a.partial_w = p.w.data_ptr<float>();
   a.partial_b = want_db ? p.b.data_ptr<float>() : nullptr;
   if (p.n == 0) {  // empty input: the sums are zero
@@ -278,7 +288,7 @@ inline void finish_sums(const DwKernelGrads* d, const PwKernelPartials& p, int64
   }
   if (p.w.defined()) {
     s.partial_w = p.w.data_ptr<float>();
-    s.n_w = p.n_w > 0 ? p.n_w : p.n; s.C_out = p.dw_pw.size(0); s.C_in = p.dw_pw.size(1);
+    s.n_w = p.n_w; s.C_out = p.dw_pw.size(0); s.C_in = p.dw_pw.size(1);
     s.dw_pw = p.dw_pw.data_ptr<float>();
   }
   backward_finish(s, c10::cuda::getCurrentCUDAStream().stream());
@@ -288,6 +298,23 @@ inline void finish_sums(const DwKernelGrads* d, const PwKernelPartials& p, int64
   (void)d; (void)p; (void)C; (void)K;
 #endif
 }
+
+#ifdef DWSEP_BACKWARD_KERNEL
+// The depthwise half's outputs and partials as dw_kernel_backward leaves them (finish false), for a kernel that writes
+// n partials per sum: dW_dw and db_dw (where a has b_dw) allocated, dx where wanted; a.dx and a.partial point at them.
+inline DwKernelGrads dw_partials(DwBackwardArgs& a, const at::Tensor& xc, const at::Tensor& w_dw, int64_t n,
+                                 bool want_dx) {
+  DwKernelGrads d;
+  d.n = n;
+  d.partial = at::empty({a.C * (a.K + 1), n}, xc.options());
+  d.dw_dw = at::empty(w_dw.sizes(), xc.options());
+  if (a.b_dw) d.db_dw = at::empty({a.C}, xc.options());
+  if (want_dx) d.dx = at::empty_like(xc);
+  a.dx = want_dx ? d.dx.data_ptr<float>() : nullptr;
+  a.partial = d.partial.data_ptr<float>();
+  return d;
+}
+#endif
 
 // Rung 8 (dw_silu_wgrad_wgmma.cu): from ga, gy and x in one kernel, (dx (want_dx), dW_dw, db_dw (where b_dw is
 // defined), dW_pw (C_out, C, 1), db_pw (want_db_pw)), then one backward_finish; nullopt where it does not take the
@@ -307,24 +334,9 @@ inline c10::optional<std::array<at::Tensor, 5>> dw_wgrad_fused_backward(
   // the outputs are the caching allocator's (512-byte aligned); the kernel's fit checks x's, ga's and gy's
   if (!dw_wgrad_fused_fits(a)) return c10::nullopt;
   const int64_t G = dw_wgrad_fused_blocks(a);
-  // the depthwise half's partials and outputs as dw_kernel_backward leaves them (finish false), the weight
-  // gradient's as pw_kernel_wgrad does: finish_sums sums both, n = G for each
-  DwKernelGrads d;
-  d.n = G;
-  d.partial = at::empty({a.C * (a.K + 1), G}, xc.options());
-  d.dw_dw = at::empty(w_dw.sizes(), xc.options());
-  if (bc.defined()) d.db_dw = at::empty({a.C}, xc.options());
-  if (want_dx) d.dx = at::empty_like(xc);
-  PwKernelPartials p;
-  p.n = G;
-  p.w = at::empty({G, a.C_out, a.C}, xc.options());
-  p.dw_pw = at::empty({a.C_out, a.C, 1}, xc.options());
-  if (want_db_pw) {
-    p.b = at::empty({a.C_out, G}, xc.options());
-    p.db_pw = at::empty({a.C_out}, xc.options());
-  }
-  a.dx = want_dx ? d.dx.data_ptr<float>() : nullptr;
-  a.partial = d.partial.data_ptr<float>();
+  // the depthwise half's partials and the weight gradient's: finish_sums sums both, n = G for each
+  DwKernelGrads d = dw_partials(a, xc, w_dw, G, want_dx);
+  const PwKernelPartials p = pw_partials(xc, a.C_out, a.C, G, G, want_db_pw);
   a.partial_pw = want_db_pw ? p.b.data_ptr<float>() : nullptr;
   dw_silu_wgrad_fused(a, p.w.data_ptr<float>(), G, c10::cuda::getCurrentCUDAStream().stream());
   const cudaError_t err = cudaGetLastError();
@@ -360,19 +372,10 @@ inline c10::optional<std::array<at::Tensor, 5>> split_backward(const at::Tensor&
   k.w_dw = w.data_ptr<float>(); k.b_dw = bc.defined() ? bc.data_ptr<float>() : nullptr;
   k.B = xc.size(0); k.C = xc.size(1); k.C_out = gyc.size(1); k.T = xc.size(2);
   k.K = static_cast<int>(w.size(2)); k.dilation = static_cast<int>(dilation); k.padding = static_cast<int>(padding);
-  k.gv = k.partial_w = reinterpret_cast<float*>(256);  // stand-ins for the fit check (the allocator's alignment)
-  if (!dgwg_fits(k)) return c10::nullopt;
-  const int64_t G = dgwg_blocks(k), n_w = G / dgwg_cluster(G);
+  if (!dgwg_fits(k)) return c10::nullopt;  // (gv and the partials are the caching allocator's: aligned)
+  const int64_t G = dgwg_blocks(k);
   at::Tensor gv = at::empty_like(xc);
-  PwKernelPartials p;
-  p.n = G;
-  p.n_w = n_w;
-  p.w = at::empty({n_w, k.C_out, k.C}, xc.options());
-  p.dw_pw = at::empty({k.C_out, k.C, 1}, xc.options());
-  if (want_db_pw) {
-    p.b = at::empty({k.C_out, G}, xc.options());
-    p.db_pw = at::empty({k.C_out}, xc.options());
-  }
+  const PwKernelPartials p = pw_partials(xc, k.C_out, k.C, G, G / dgwg_cluster(G), want_db_pw);
   k.gv = gv.data_ptr<float>();
   k.partial_w = p.w.data_ptr<float>();
   k.partial_pw = want_db_pw ? p.b.data_ptr<float>() : nullptr;
@@ -386,14 +389,7 @@ inline c10::optional<std::array<at::Tensor, 5>> split_backward(const at::Tensor&
   a.gv_in = true;
   a.T_out = a.T;
   a.C_out = k.C_out;
-  DwKernelGrads d;
-  d.n = dw_backward_tiles(a) * a.B;
-  d.partial = at::empty({a.C * (a.K + 1), d.n}, xc.options());
-  d.dw_dw = at::empty(w_dw.sizes(), xc.options());
-  if (bc.defined()) d.db_dw = at::empty({a.C}, xc.options());
-  if (want_dx) d.dx = at::empty_like(xc);
-  a.dx = want_dx ? d.dx.data_ptr<float>() : nullptr;
-  a.partial = d.partial.data_ptr<float>();
+  DwKernelGrads d = dw_partials(a, xc, w_dw, dw_backward_tiles(a) * a.B, want_dx);
   dw_silu_backward(a, stream);
   err = cudaGetLastError();
   TORCH_CHECK(err == cudaSuccess, "dw_silu_backward (gv form): kernel launch failed: ", cudaGetErrorString(err));
@@ -447,9 +443,9 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // Mode 3, where the weight gradient is wanted and rung 6 or 7 runs: it computes dW_pw and db_pw from act and gy (the
     // depthwise kernel then reads no gy), and one backward_finish sums both kernels' partials.
     const bool db_pw = need[4] && b_pw.defined();
-    // mode 5: rung 9 + rung 4's gv form where both of cuDNN's 1x1-conv gradients are TF32 GEMMs (kTcMinC <= C, as
-    // rung 5; pw_kernel_runs) and rung 9 takes the shape
-    if (mode == 5 && need[3] && pw_kernel_runs(x, gy, w_pw)) {  // (dgwg_fits: kTcMinC <= C, C_out)
+    // mode 5: rung 9 + rung 4's gv form where both of cuDNN's 1x1-conv gradients are TF32 GEMMs (pw_kernel_runs;
+    // dgwg_fits: kTcMinC <= C, C_out, as rung 5) and rung 9 takes the shape
+    if (mode == 5 && need[3] && pw_kernel_runs(x, gy, w_pw)) {
       const auto r = split_backward(gy, x, w_dw, b_dw, w_pw, dilation, padding, need[0], db_pw);
       if (r) {
         for (int i = 0; i < 5; ++i)

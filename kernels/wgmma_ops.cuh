@@ -88,6 +88,11 @@ __device__ __forceinline__ void wg_fence_regs(float (&d)[A][R]) {
 #pragma unroll
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[c][i])::"memory");
 }
+template <int R>
+__device__ __forceinline__ void wg_fence_regs(float (&d)[R]) {  // one accumulator array
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
 template <int N>
 __device__ __forceinline__ void wg_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
