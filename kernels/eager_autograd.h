@@ -36,6 +36,11 @@
 // (dgrad_wgrad_wgmma.cu: from x and dy, gv = (W_pw^T dy) silu'(v), dW_pw and db_pw on TF32 tensor cores, no ga and no
 // act in memory), then rung 4's gv form (dx, dW_dw, db_dw from gv and x), then one backward_finish; elsewhere mode 1.
 // Measured slower than mode 1 (74.1 against 63.9 us at the headline, logs/2026-12-03_ce1a992_split_verify_bench.log).
+// Modes 6 and 7 (backward="saved_act", "saved_act_wgrad_last"): the training forward keeps act beside x (Impl::run_act:
+// the fused kernel writes eager's act rounded to TF32 where saved_act_usable, i.e. where cuDNN's weight gradient is a
+// TF32 GEMM that reads exactly those values; the general path keeps eager's act); the backward runs cuDNN's weight
+// gradient from it (mode 6 first, 7 after rung 4), cuDNN's data gradient and rung 4 without its act output. Where the
+// forward kept none (another kernel, TF32 off), or the flags changed before the backward, mode 1.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
