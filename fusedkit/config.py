@@ -90,17 +90,9 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # on TF32 tensor cores) then rung 4's gv form (dx, dW_dw, db_dw from gv and x); elsewhere "dw_kernel". Measured
 # slower than "dw_kernel" (74.1 against 63.9 us at the headline: rung 9 alone ~44-48 us, latency-bound at 8 warps per
 # SM; docs/results.md, "backward rung 9"): an opt-in for A/B.
-# "saved_act": the training forward also keeps act for the 1x1 conv's weight gradient, so the backward does not
-# write it again: the fused kernel (rung 09's, wgmma_wide at C, C_out <= 128) writes eager's act rounded to TF32 to
-# nearest even where allow_tf32 is on and cuDNN's weight gradient is a TF32 GEMM at the shape (the values that GEMM
-# reads of eager's act), the general path keeps its own act (eager's); then cuDNN's weight gradient from it, cuDNN's
-# data gradient and rung 4 without its act output (kernels/eager_autograd.h, mode 6). Costs act's memory between
-# forward and backward (eager's autograd keeps two tensors of that size). Elsewhere "dw_kernel".
-# "saved_act_wgrad_last": the same with the weight gradient after rung 4 (mode 7), for A/B of the order.
 # "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic cuDNN).
 # docs/results.md has the measurements of each rung.
-BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4, "split": 5,
-             "saved_act": 6, "saved_act_wgrad_last": 7}
+BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4, "split": 5}
 DEFAULT_BACKWARD = "dw_kernel"
 
 

@@ -60,8 +60,3 @@ const char* fused_unsupported(const FusedArgs& a) {
 }
 
 void fused_forward(const FusedArgs& a, void* stream) { wg_launch<float, false>(a, stream); }
-
-const char* fused_act_unsupported(const FusedArgs& a) {
-  if (const char* why = require_float32(a)) return why;
-  return wg_act_refusal<float, false>(a);
-}

@@ -241,13 +241,6 @@ const char* fused_unsupported(const FusedArgs& a) {
   return nullptr;
 }
 
-// act (backward="saved_act"'s training forward): rung 09's kernel writes it; the wide kernel does not.
-const char* fused_act_unsupported(const FusedArgs& a) {
-  if (const char* why = require_float32(a)) return why;
-  if (!narrow(a)) return "the wide kernel (C_in or C_out > 128) does not write act";
-  return wg_act_refusal<float, false>(a);
-}
-
 void fused_forward(const FusedArgs& a, void* stream) {
   if (narrow(a)) return wg_launch<float, false>(a, stream);
   TcParams p;

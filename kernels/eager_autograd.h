@@ -36,11 +36,6 @@
 // (dgrad_wgrad_wgmma.cu: from x and dy, gv = (W_pw^T dy) silu'(v), dW_pw and db_pw on TF32 tensor cores, no ga and no
 // act in memory), then rung 4's gv form (dx, dW_dw, db_dw from gv and x), then one backward_finish; elsewhere mode 1.
 // Measured slower than mode 1 (74.1 against 63.9 us at the headline, logs/2026-12-03_ce1a992_split_verify_bench.log).
-// Modes 6 and 7 (backward="saved_act", "saved_act_wgrad_last"): the training forward keeps act beside x (Impl::run_act:
-// the fused kernel writes eager's act rounded to TF32 where saved_act_usable, i.e. where cuDNN's weight gradient is a
-// TF32 GEMM that reads exactly those values; the general path keeps eager's act); the backward runs cuDNN's weight
-// gradient from it (mode 6 first, 7 after rung 4), cuDNN's data gradient and rung 4 without its act output. Where the
-// forward kept none (another kernel, TF32 off), or the flags changed before the backward, mode 1.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -176,35 +171,30 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
 // benchmark flags), by a weight gradient whose one nonzero product is 1 * (1 + 2^-12): exact in float32 whatever
 // the order of the sums, 1 under TF32's rounding. Not measured during a CUDA graph capture (false there, unless
 // known).
-// `like`: a float32 CUDA tensor on the device in question (only its device and options are used); gy's shape is
-// (B, C_out, T_out).
-inline bool cudnn_wgrad_is_tf32(const at::Tensor& like, int64_t B, int64_t C_out, int64_t T_out, int64_t C_in) {
+inline bool cudnn_wgrad_is_tf32(const at::Tensor& gy, int64_t C_in) {
   static std::mutex mu;
   static std::map<std::array<int64_t, 7>, bool> known;
   const at::Context& ctx = at::globalContext();
-  const std::array<int64_t, 7> key{like.get_device(), B, C_out, T_out, C_in, ctx.deterministicCuDNN(),
-                                   ctx.benchmarkCuDNN()};
+  const std::array<int64_t, 7> key{gy.get_device(), gy.size(0), gy.size(1), gy.size(2), C_in,
+                                   ctx.deterministicCuDNN(), ctx.benchmarkCuDNN()};
   {
     const std::lock_guard<std::mutex> lock(mu);
     const auto it = known.find(key);
     if (it != known.end()) return it->second;
   }
   if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None) return false;
-  const at::TensorOptions o = like.options().dtype(at::kFloat);
-  at::Tensor g1 = at::zeros({B, C_out, T_out}, o);
-  at::Tensor a1 = at::zeros({B, C_in, T_out}, o);
+  const at::TensorOptions o = gy.options().dtype(at::kFloat);
+  at::Tensor g1 = at::zeros({gy.size(0), gy.size(1), gy.size(2)}, o);
+  at::Tensor a1 = at::zeros({gy.size(0), C_in, gy.size(2)}, o);
   g1.select(2, 0).select(0, 0).fill_(1.0);
   a1.select(2, 0).select(0, 0).fill_(1.0 + 1.0 / 4096);
-  const at::Tensor w = at::empty({C_out, C_in, 1}, o);
+  const at::Tensor w = at::empty({gy.size(1), C_in, 1}, o);
   const at::Tensor dw = std::get<1>(at::convolution_backward(g1, a1, w, at::OptionalIntArrayRef(), {1}, {0}, {1},
                                                              false, {0}, 1, {false, true, false}));
   const bool tf32 = dw.flatten()[0].item<float>() == 1.0f;
   const std::lock_guard<std::mutex> lock(mu);
   known[key] = tf32;
   return tf32;
-}
-inline bool cudnn_wgrad_is_tf32(const at::Tensor& gy, int64_t C_in) {
-  return cudnn_wgrad_is_tf32(gy, gy.size(0), gy.size(1), gy.size(2), C_in);
 }
 #endif
 
@@ -227,21 +217,6 @@ inline bool pw_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::
   return pw_wgrad_fits(a) && cudnn_wgrad_is_tf32(gy, w_pw.size(1));
 #else
   (void)x; (void)gy; (void)w_pw;
-  return false;
-#endif
-}
-
-// backward="saved_act" (modes 6, 7): whether act saved by the training forward can stand for eager's act in the 1x1
-// conv's weight gradient: float32 CUDA tensors, allow_tf32 on and cuDNN's weight gradient a TF32 GEMM at the shape
-// (cudnn_wgrad_is_tf32), where the fused kernel's act, eager's rounded to TF32 to nearest even, is what that GEMM reads
-// of eager's. Asked by the forward (whether to write act) and again by the backward (the flags may have changed in
-// between: then the activations are recomputed, as in mode 1).
-inline bool saved_act_usable(const at::Tensor& x, const at::Tensor& w_pw, int64_t T_out) {
-#ifdef DWSEP_BACKWARD_KERNEL
-  return at::globalContext().allowTF32CuDNN() && x.is_cuda() && x.scalar_type() == at::kFloat &&
-         w_pw.scalar_type() == at::kFloat && cudnn_wgrad_is_tf32(x, x.size(0), w_pw.size(0), T_out, x.size(1));
-#else
-  (void)x; (void)w_pw; (void)T_out;
   return false;
 #endif
 }
@@ -451,48 +426,15 @@ inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, con
 }
 
 // (gx, gw_dw, gb_dw, gw_pw, gb_pw); an entry is undefined where `need` is false (or its bias is absent).
-// `act_saved`: the training forward's act (modes 6 and 7, where it wrote one; undefined otherwise), eager's act
-// rounded to TF32 where `act_rounded` (usable only where saved_act_usable), else eager's act itself.
 inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w_dw,
                                                 const at::Tensor& b_dw, const at::Tensor& w_pw,
                                                 const at::Tensor& b_pw, int64_t dilation, int64_t padding,
-                                                std::array<bool, 5> need, int64_t mode = 0,
-                                                const at::Tensor& act_saved = at::Tensor(), bool act_rounded = true) {
+                                                std::array<bool, 5> need, int64_t mode = 0) {
   const int64_t c = x.size(1);
   const bool need_act = need[0] || need[1] || need[2];
   const std::vector<int64_t> pw_bias{w_pw.size(0)}, dw_bias{c};
   const bool kernel = mode >= 1 && dw_kernel_runs(x, gy, w_dw, b_dw, dilation, padding);
   std::array<at::Tensor, 5> g{};
-  // modes 6, 7 (backward="saved_act"): the 1x1 conv's weight gradient is cuDNN's from the forward's act
-  const bool use_act = (mode == 6 || mode == 7) && act_saved.defined() && (need[3] || need[4]) &&
-                       (!act_rounded || saved_act_usable(x, w_pw, gy.size(2)));
-  // cuDNN's (eager's call): dW_pw where wanted, db_pw too where `bias` (its own reduction of gy)
-  auto pw_weight_grads = [&](const at::Tensor& act, bool bias) {
-    const bool db = bias && need[4] && b_pw.defined();
-    std::tie(std::ignore, g[3], g[4]) = at::convolution_backward(
-        gy, act, w_pw, db ? at::OptionalIntArrayRef(pw_bias) : at::OptionalIntArrayRef(), {1}, {0}, {1}, false, {0},
-        1, {false, need[3], db});
-  };
-  if (use_act && !need_act) {  // only the 1x1 conv's parameters want gradients
-    pw_weight_grads(act_saved, true);
-    return g;
-  }
-  if (kernel && need_act && use_act) {
-    // mode 6: the weight gradient first (dy then stays in L2 for the data gradient and rung 4), 7: last. Rung 4 writes
-    // no act; it sums db_pw from the dy it reads (as in mode 1).
-    const bool db_pw = need[4] && b_pw.defined();
-    if (mode == 6 && need[3]) pw_weight_grads(act_saved, false);
-    const at::Tensor shape_only = at::empty({x.size(0), c, gy.size(2)}, x.options());
-    const at::Tensor ga = std::get<0>(at::convolution_backward(gy, shape_only, w_pw, at::OptionalIntArrayRef(), {1},
-                                                               {0}, {1}, false, {0}, 1, {true, false, false}));
-    const DwKernelGrads d = *dw_kernel_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], false, db_pw);
-    if (mode == 7 && need[3]) pw_weight_grads(act_saved, false);
-    if (need[0]) g[0] = d.dx;
-    if (need[1]) g[1] = d.dw_dw;
-    if (need[2]) g[2] = d.db_dw;
-    if (db_pw) g[4] = d.db_pw;
-    return g;
-  }
   if (kernel && need_act) {
     // mode 2 (the caller's choice where TF32 is on), the depthwise half needed: dw_silu_backward_tc.cu computes ga
     // itself, with dx, act, dW_dw, db_dw and db_pw, where it takes the shape. Else (mode 1, or rung 5 cannot take
@@ -565,7 +507,7 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     }
   } else {
     v = at::convolution(x, w_dw, b_dw, {1}, {padding}, {dilation}, false, {0}, c);
-    a = use_act ? act_saved : at::silu(v);  // the saved act stands for eager's in the 1x1 conv's weight gradient
+    a = at::silu(v);
   }
   at::Tensor ga;
   std::tie(ga, g[3], g[4]) = at::convolution_backward(
@@ -579,9 +521,7 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
   return g;
 }
 
-// Impl::run(x, w_dw, b_dw, w_pw, b_pw, dilation, padding) -> y computes the forward (autograd is off inside);
-// Impl::run_act(...) -> (y, act): the same, and act (TF32-rounded, FusedArgs::act) where the kernel writes it, else
-// an undefined tensor.
+// Impl::run(x, w_dw, b_dw, w_pw, b_pw, dilation, padding) -> y computes the forward (autograd is off inside).
 // `backward`: 0 = eager's ops throughout, 1 = dw_silu_backward.cu for the depthwise half where it runs, 2 = as 1
 // with rung 5 (dw_silu_backward_tc.cu: the 1x1 conv's data gradient in the kernel, TF32) where it takes the shape.
 template <class Impl>
@@ -591,20 +531,11 @@ struct DwSepFunction : public torch::autograd::Function<DwSepFunction<Impl>> {
                             const c10::optional<at::Tensor>& b_pw, int64_t dilation, int64_t padding,
                             int64_t backward) {
     const at::Tensor bd = b_dw ? *b_dw : at::Tensor(), bp = b_pw ? *b_pw : at::Tensor();
+    ctx->save_for_backward({x, w_dw, bd, w_pw, bp});
     ctx->saved_data["dilation"] = dilation;
     ctx->saved_data["padding"] = padding;
     ctx->saved_data["backward"] = backward;
-    // modes 6, 7 (backward="saved_act"): the kernel also writes act where it can (Impl::run_act; undefined where not)
-    const int64_t T_out = x.size(2) + 2 * padding - dilation * (w_dw.size(2) - 1);
-    at::Tensor y, act;
-    if ((backward == 6 || backward == 7) && w_pw.requires_grad() && T_out >= 1 &&
-        (!Impl::kActRounded || saved_act_usable(x, w_pw, T_out)))
-      std::tie(y, act) = Impl::run_act(x, w_dw, b_dw, w_pw, b_pw, dilation, padding);
-    else
-      y = Impl::run(x, w_dw, b_dw, w_pw, b_pw, dilation, padding);
-    ctx->saved_data["act_rounded"] = Impl::kActRounded;
-    ctx->save_for_backward({x, w_dw, bd, w_pw, bp, act});
-    return y;
+    return Impl::run(x, w_dw, b_dw, w_pw, b_pw, dilation, padding);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -616,8 +547,7 @@ struct DwSepFunction : public torch::autograd::Function<DwSepFunction<Impl>> {
     for (int i = 0; i < 5; ++i)
       if (s[i].defined()) need[i] = ctx->needs_input_grad(edge++);
     const auto g = eager_backward(grads[0], s[0], s[1], s[2], s[3], s[4], ctx->saved_data["dilation"].toInt(),
-                                  ctx->saved_data["padding"].toInt(), need, ctx->saved_data["backward"].toInt(), s[5],
-                                  ctx->saved_data["act_rounded"].toBool());
+                                  ctx->saved_data["padding"].toInt(), need, ctx->saved_data["backward"].toInt());
     return {g[0], g[1], g[2], g[3], g[4], at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

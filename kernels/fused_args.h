@@ -23,10 +23,6 @@ struct FusedArgs {
   int num_sms;         // multiprocessors on the device (0 on CPU)
   int max_smem_optin;  // largest dynamic shared memory a block may opt in to, bytes (0 on CPU)
   int cc;              // compute capability of x's device, major * 10 + minor (0 on CPU)
-  float* act;          // (B, C_in, T_out) contiguous float32, or nullptr: where set (the training forward of
-                       // backward="saved_act"), the activations rounded to TF32 (round-to-nearest-even), which is
-                       // what cuDNN's TF32 weight gradient of the 1x1 conv reads of eager's act. Only variants whose
-                       // fused_act_unsupported(a) is nullptr write it.
 };
 
 // Every kernel file defines exactly these two functions.
@@ -35,9 +31,6 @@ const char* fused_unsupported(const FusedArgs& a);
 // Launch on `stream` (a cudaStream_t; unused on CPU). Throws std::runtime_error on a CUDA API error;
 // the launcher checks cudaGetLastError() after it returns.
 void fused_forward(const FusedArgs& a, void* stream);
-// Optional (the launcher's weak default says "does not write act"): nullptr when fused_forward also writes `act`
-// for these args; otherwise why not.
-const char* fused_act_unsupported(const FusedArgs& a);
 
 #ifdef FUSED_TRACE
 // Kernel files that support FUSED_TRACE=1 (a timing experiment: rungs 09-12) also define this: the last

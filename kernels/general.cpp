@@ -72,16 +72,6 @@ struct GeneralForward {
                            int64_t padding) {
     return general_forward(x, w_dw, b_dw, w_pw, b_pw, dilation, padding);
   }
-  // backward="saved_act": the act the 1x1 conv reads is eager's (dw_silu: eager's bits), so any backward may use it
-  static constexpr bool kActRounded = false;
-  static std::tuple<torch::Tensor, torch::Tensor> run_act(const torch::Tensor& x, const torch::Tensor& w_dw,
-                                                          const c10::optional<torch::Tensor>& b_dw,
-                                                          const torch::Tensor& w_pw,
-                                                          const c10::optional<torch::Tensor>& b_pw, int64_t dilation,
-                                                          int64_t padding) {
-    torch::Tensor act = dw_silu(x, w_dw, b_dw, dilation, padding);
-    return {at::conv1d(act, w_pw, b_pw), act};
-  }
 };
 
 torch::Tensor general_forward_train(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw,

@@ -122,10 +122,6 @@ Prepared prepare(torch::Tensor x, const torch::Tensor& w_dw, const c10::optional
 
 }  // namespace
 
-// Kernel files that can also write act define fused_act_unsupported (fused_args.h); this weak default, which their
-// definition replaces at link time, says the variant does not.
-__attribute__((weak)) const char* fused_act_unsupported(const FusedArgs&) { return "this variant does not write act"; }
-
 // Why this variant cannot compute these inputs ("" when it can). Same checks as forward, no launch.
 std::string why_unsupported(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw,
                             torch::Tensor w_pw, c10::optional<torch::Tensor> b_pw, int64_t dilation,
@@ -137,11 +133,9 @@ std::string why_unsupported(torch::Tensor x, torch::Tensor w_dw, c10::optional<t
 
 // y = pw(silu(dw(x))). `out`, if given, receives y (it must be contiguous, x's dtype and device, and of
 // shape (B, C_out, T_out)): check() passes a NaN-poisoned one so an unwritten element cannot pass.
-// With `act` (forward_act): also the activations rounded to TF32 (FusedArgs::act) where this variant writes them
-// (*act stays undefined where it does not).
-torch::Tensor forward_impl(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw, torch::Tensor w_pw,
-                           c10::optional<torch::Tensor> b_pw, int64_t dilation, int64_t padding,
-                           c10::optional<torch::Tensor> out, torch::Tensor* act) {
+torch::Tensor forward(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw, torch::Tensor w_pw,
+                      c10::optional<torch::Tensor> b_pw, int64_t dilation, int64_t padding,
+                      c10::optional<torch::Tensor> out) {
   Prepared p = prepare(x, w_dw, b_dw, w_pw, b_pw, dilation, padding);
   const char* why = fused_unsupported(p.args);
   TORCH_CHECK(why == nullptr, "fused[", FUSED_VARIANT, "]: cannot run x of shape ", shape_str(x), " with K=",
@@ -159,10 +153,6 @@ torch::Tensor forward_impl(torch::Tensor x, torch::Tensor w_dw, c10::optional<to
     y = torch::empty(y_shape, p.x.options());
   }
   p.args.y = y.data_ptr();
-  if (act && fused_act_unsupported(p.args) == nullptr) {
-    *act = torch::empty({p.args.B, p.args.C_in, p.args.T_out}, p.x.options());
-    p.args.act = act->data_ptr<float>();
-  }
 #ifdef FUSED_CUDA
   const c10::cuda::CUDAGuard guard(x.device());
   fused_forward(p.args, c10::cuda::getCurrentCUDAStream().stream());
@@ -174,22 +164,6 @@ torch::Tensor forward_impl(torch::Tensor x, torch::Tensor w_dw, c10::optional<to
   return y;
 }
 
-torch::Tensor forward(torch::Tensor x, torch::Tensor w_dw, c10::optional<torch::Tensor> b_dw, torch::Tensor w_pw,
-                      c10::optional<torch::Tensor> b_pw, int64_t dilation, int64_t padding,
-                      c10::optional<torch::Tensor> out) {
-  return forward_impl(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, out, nullptr);
-}
-
-// (y, act): forward, and act rounded to TF32 where this variant writes it (else act is None).
-std::tuple<torch::Tensor, torch::Tensor> forward_act(torch::Tensor x, torch::Tensor w_dw,
-                                                     c10::optional<torch::Tensor> b_dw, torch::Tensor w_pw,
-                                                     c10::optional<torch::Tensor> b_pw, int64_t dilation,
-                                                     int64_t padding) {
-  torch::Tensor act;
-  torch::Tensor y = forward_impl(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, c10::nullopt, &act);
-  return {y, act};
-}
-
 // The fused forward with a C++ backward (eager_autograd.h: eager's ops, or on CUDA in float32 the depthwise half by
 // dw_silu_backward.cu): what ModelNew and the exported file call when gradients are on. The weights keep their
 // dtype (their gradients come in that dtype, as eager's).
@@ -198,14 +172,6 @@ struct FusedForward {
                            const torch::Tensor& w_pw, const c10::optional<torch::Tensor>& b_pw, int64_t dilation,
                            int64_t padding) {
     return forward(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, c10::nullopt);
-  }
-  static constexpr bool kActRounded = true;  // FusedArgs::act: eager's act rounded to TF32 (saved_act_usable)
-  static std::tuple<torch::Tensor, torch::Tensor> run_act(const torch::Tensor& x, const torch::Tensor& w_dw,
-                                                          const c10::optional<torch::Tensor>& b_dw,
-                                                          const torch::Tensor& w_pw,
-                                                          const c10::optional<torch::Tensor>& b_pw, int64_t dilation,
-                                                          int64_t padding) {
-    return forward_act(x, w_dw, b_dw, w_pw, b_pw, dilation, padding);
   }
 };
 
@@ -220,9 +186,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.attr("variant") = FUSED_VARIANT;
   m.def("forward", &forward, "y = pw(silu(dw(x)))", py::arg("x"), py::arg("w_dw"), py::arg("b_dw"),
         py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"), py::arg("padding"), py::arg("out") = py::none());
-  m.def("forward_act", &forward_act, "(y, act): y = pw(silu(dw(x))), and act rounded to TF32 (round-to-nearest-even) "
-        "where this variant writes it, else None", py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"),
-        py::arg("b_pw"), py::arg("dilation"), py::arg("padding"));
   m.def("forward_train", &forward_train, "y = pw(silu(dw(x))) with autograd; backward 0: eager's ops, 1: dw_silu_backward.cu where it runs, 2: rung 5 (dw_silu_backward_tc.cu) where it runs, else 1",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
         py::arg("padding"), py::arg("backward") = 0);

@@ -38,8 +38,6 @@ struct TcParams {
   uint32_t off_act, off_wdw, off_w;  // byte offsets of the smem regions
   uint32_t off_x, x_stage, act_stage;  // tc_ws_kernel only: first x slot, bytes per x slot / act slot
   uint32_t off_mbar;                   // tc_ws_kernel only: its 4 mbarriers (8 bytes each)
-  float* act = nullptr;                // wgmma.cuh's wg_kernel only: FusedArgs::act (nullptr: not written)
-  int act_vec = 0;                     // 1: act written as 16-byte vectors (T_out % 4 == 0, 16-byte aligned act)
   int groups = 0;                      // wgmma_rs only: warpgroups per block, each on its own tile (0 = 1 tile
                                        // per block); tc_launch_persistent sizes the grid by it
 };
@@ -464,8 +462,6 @@ inline bool tc_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, TcParams
   if (chunk_bytes > limit) return false;
   const bool resident = resident_bytes <= limit;
   p.x = a.x; p.y = a.y;
-  p.act = a.act;
-  p.act_vec = a.act && a.T_out % 4 == 0 && reinterpret_cast<uintptr_t>(a.act) % 16 == 0;
   p.w_dw = a.w_dw; p.b_dw = a.b_dw; p.w_pw = a.w_pw; p.b_pw = a.b_pw;
   p.T = a.T; p.T_out = a.T_out;
   p.n_tt = (a.T_out + TT - 1) / TT;

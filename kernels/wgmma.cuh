@@ -173,17 +173,10 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
 // taps that exist are issued (the run-time K form issued kKmax predicated taps and window copies: 170-223
 // SASS instructions per 4 outputs at d=2, then 106-110). SiLU: eager's formula for the split, whose
 // activations must be fp32-exact; otherwise eager's value rounded to the GEMM's type, by the guarded fast form.
-// WgActOut (fp32 I/O, no split): where `row` is set, the same rounded activations also go to global memory: row =
-// act[b][c][tile's first step], `lim` steps of it exist (T_out - tile start), `vec`: 16-byte stores allowed.
-struct WgActOut {
-  float* row;
-  int lim;
-  bool vec;
-};
 template <typename T, bool kSplit, int TT, int D, int K>
 __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small_off, const T* xrow,
                                              const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
-                                             int j1, int shift, WgActOut ao) {
+                                             int j1, int shift) {
   using E = WgElem<T>;
   constexpr int G = 16 / static_cast<int>(sizeof(T));
   constexpr int ES = static_cast<int>(sizeof(E));
@@ -211,17 +204,6 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
       if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
     }
     const int tt0 = G * j - shift;
-    if constexpr (std::is_same_v<T, float> && !kSplit) {
-      if (ao.row && live) {  // block-uniform, then lane-uniform but for `live`
-        if (ao.vec && shift == 0 && tt0 >= 0 && tt0 + G <= TT && tt0 + G <= ao.lim) {
-          *reinterpret_cast<float4*>(ao.row + tt0) = make_float4(v[0], v[1], v[2], v[3]);
-        } else {
-#pragma unroll
-          for (int i = 0; i < G; ++i)
-            if (tt0 + i >= 0 && tt0 + i < TT && tt0 + i < ao.lim) ao.row[tt0 + i] = v[i];
-        }
-      }
-    }
     auto put = [&](int tt, float val) {
       wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
     };
@@ -239,10 +221,10 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
 template <typename T, bool kSplit, int TT, int D, int KK = 16 / D + 1>
 __device__ __forceinline__ void wg_dw_silu(int K, unsigned char* sAct, uint32_t small_off, const T* xrow,
                                            const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
-                                           int j1, int shift, WgActOut ao) {
+                                           int j1, int shift) {
   if constexpr (KK >= 1) {
-    if (K == KK) wg_dw_silu_k<T, kSplit, TT, D, KK>(sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift, ao);
-    else wg_dw_silu<T, kSplit, TT, D, KK - 1>(K, sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift, ao);
+    if (K == KK) wg_dw_silu_k<T, kSplit, TT, D, KK>(sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift);
+    else wg_dw_silu<T, kSplit, TT, D, KK - 1>(K, sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift);
   }
 }
 
@@ -304,20 +286,16 @@ struct WgTiles {
   __device__ __forceinline__ void wait_x(int n) const {
     if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[n % S], (n / S) & 1);
   }
-  // x slot n % S -> act buffer n % 2 for tile t: channel c, share h of nsplit of the tile's groups; with_act: also
-  // p.act (where set; the caller's kernel writes it, wg_act_refusal).
+  // x slot n % S -> act buffer n % 2 for tile t: channel c, share h of nsplit of the tile's groups.
   __device__ __forceinline__ void depthwise(int n, int64_t t, const float (&wt)[kKmax], float bias, int c, bool live,
-                                            int h, int nsplit, bool with_act = false) const {
-    const int64_t t0 = (t % p.n_tt) * TT, xs = t0 - p.padding;
+                                            int h, int nsplit) const {
+    const int64_t xs = (t % p.n_tt) * TT - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     const int groups = TT / G + (shift > 0 ? 1 : 0);  // per channel row
-    WgActOut ao{nullptr, 0, false};
-    if (with_act && p.act) ao = {p.act + ((t / p.n_tt) * p.C_in + c) * p.T_out + t0, static_cast<int>(p.T_out - t0),
-                                 p.act_vec != 0};
     if (!(FUSED_ABLATE & 1))
       wg_dw_silu<T, kSplit, TT, D>(p.K, smem + L::off_act + (n & 1) * L::act_stage, L::act_part,
                                    reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW, wt,
-                                   bias, c, live, groups * h / nsplit, groups * (h + 1) / nsplit, shift, ao);
+                                   bias, c, live, groups * h / nsplit, groups * (h + 1) / nsplit, shift);
   }
 };
 
@@ -471,7 +449,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);
   if (tid == 0) tiles.after_first(tile);
-  tiles.depthwise(0, tile, wt, bias, c, live, h, nsplit, true);
+  tiles.depthwise(0, tile, wt, bias, c, live, h, nsplit);
   if (tracer) wg_mark_tile(0, kTrDwDone);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
@@ -499,7 +477,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     if (has_next) {
       tiles.wait_x(i + 1);  // x(next) landed
       if (tracer) wg_mark_tile(i + 1, kTrXLanded);
-      tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit, true);  // overlaps MMA(tile)
+      tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit);  // overlaps MMA(tile)
       if (tracer) wg_mark_tile(i + 1, kTrDwDone);
       fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
       if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
@@ -698,14 +676,6 @@ const char* wg_refusal(const FusedArgs& a) {
   size_t smem = 0;
   if (!wg_plan<T, kSplit>(a, p, smem)) return "the kernel span (K-1)*dilation is too large for the x tiles in shared memory";
   return nullptr;
-}
-
-// Host: why this configuration does not also write FusedArgs::act (nullptr = it does): only wg_kernel (WG_WS = 0)
-// with fp32 I/O and no split writes it.
-template <typename T, bool kSplit>
-const char* wg_act_refusal(const FusedArgs& a) {
-  if (!std::is_same_v<T, float> || kSplit || WG_WS) return "only the TF32 kernel (fp32 I/O, no 3xTF32 split, WG_WS=0) writes act";
-  return wg_refusal<T, kSplit>(a);
 }
 
 // Host: plan, TMA descriptor, launch (dilation as a compile-time constant).

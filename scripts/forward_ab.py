@@ -1,10 +1,9 @@
 """A/B of one variant's forward across commits: the variant built from each given copy of kernels/ (an earlier
 commit's, e.g. `git archive REV kernels | tar -x -C .ab/REV`; .ab/ is ignored) and from the working tree, timed in
-turn with bench's timer (CUDA events, L2 flushed; interleaved, each call primed) at the headline; with --act also the
-working tree's forward_act (the training forward of backward="saved_act": act written too). Every output is checked
-against the working tree's forward first, bit for bit. Rows go to the results log (kind 'forward_ab'); the printed
+turn with bench's timer (CUDA events, L2 flushed; interleaved, each call primed) at the headline. Every output is
+checked against the working tree's forward first, bit for bit. Rows go to the results log (kind 'forward_ab'); the printed
 table is the run's record.
-    python scripts/forward_ab.py [--variant wgmma_wide] [--reps 200] [--act] LABEL=KERNELS_DIR ..."""
+    python scripts/forward_ab.py [--variant wgmma_wide] [--reps 200] LABEL=KERNELS_DIR ..."""
 import argparse
 import sys
 from pathlib import Path
@@ -21,7 +20,6 @@ def main() -> int:
     p.add_argument("builds", nargs="*", help="LABEL=KERNELS_DIR (the working tree's kernels/ is always 'tree')")
     p.add_argument("--variant", default="wgmma_wide")
     p.add_argument("--reps", type=int, default=200)
-    p.add_argument("--act", action="store_true", help="also time the working tree's forward_act")
     a = p.parse_args()
     exts = {}
     for spec in a.builds:
@@ -35,16 +33,10 @@ def main() -> int:
     with torch.no_grad():
         want = exts["tree"].forward(x, *args)
         fns = {label: (lambda e=ext: e.forward(x, *args)) for label, ext in exts.items()}
-        if a.act:
-            fns["tree+act"] = lambda: exts["tree"].forward_act(x, *args)
         for label, fn in fns.items():
-            out = fn()
-            y = out[0] if isinstance(out, tuple) else out
+            y = fn()
             if not torch.equal(y, want):
                 print(f"{label}: y differs from the tree's forward (max |diff| {fj.max_diff(y, want):.3g}): not timed")
-                return 1
-            if isinstance(out, tuple) and out[1] is None:
-                print(f"{label}: forward_act wrote no act at the headline")
                 return 1
         timer, env = fj.Timer("cuda"), fj.environment("cuda")
         t = timer.time_interleaved(list(fns.values()), a.reps)

@@ -48,8 +48,7 @@ if variant == "backward":
         model, x = fj.make_case(s, torch.float32, "cuda", seed=i)
         args = fj.forward_args(model)
         for mode in (fj.BACKWARDS["dw_kernel"], fj.BACKWARDS["fused"], fj.BACKWARDS["wgrad_kernel"],
-                     fj.BACKWARDS["wgrad_fused"], fj.BACKWARDS["split"],   # rungs 3/4, 5, 6/7, 8, 9 + 4's gv form
-                     fj.BACKWARDS["saved_act"]):  # the general path's own act (the fused kernel's: below)
+                     fj.BACKWARDS["wgrad_fused"], fj.BACKWARDS["split"]):  # rungs 3/4, 5, 6/7, 8, 9 + 4's gv form
             xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
             y = fj.general_kernel().forward_train(xs, *args, mode)
             gy = torch.randn_like(y)
@@ -102,20 +101,13 @@ shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   #
                                                                                 # tiles, the last partial
           dict(B=1, C_in=192, C_out=160, T=777, K=3, dilation=1, bias=True)]   # rung 13, odd padding: its x box
                                                                                # starts off 16 bytes
-worst, act_worst, acts = 0.0, 0.0, 0
+worst = 0.0
 for i, s in enumerate(shapes):
     for dt in info.dtypes:
         model, x = fj.make_case(s, fj.DTYPES[dt], "cuda", seed=i)
-        ext = fj.load(variant, defines)
-        if ext.why_unsupported(x, *fj.forward_args(model)):
+        if fj.load(variant, defines).why_unsupported(x, *fj.forward_args(model)):
             continue
         y = fj.run_variant(variant, model, x, defines=defines)
         worst = max(worst, fj.rel_err(y, fj.reference(model, x)) / fj.tolerance(variant, dt))
-        _, act = ext.forward_act(x, *fj.forward_args(model))
-        if act is not None:  # backward="saved_act"'s training forward: act too, eager's rounded to TF32
-            with torch.no_grad():
-                act_worst = max(act_worst, fj.max_diff(act, fj.tf32_rne(torch.nn.functional.silu(model.dw(x)))))
-            acts += 1
-print(f"sanitize_case {variant} {fj.defines_str(defines)}: worst error / bound = {worst:.3g}; act written at {acts} "
-      f"shapes, max |act - eager's rounded to TF32| = {act_worst:.3g} (bit-identical: 0)")
-sys.exit(0 if worst <= 1 and act_worst == 0 else 1)
+print(f"sanitize_case {variant} {fj.defines_str(defines)}: worst error / bound = {worst:.3g}")
+sys.exit(0 if worst <= 1 else 1)

@@ -235,8 +235,7 @@ def _poison_allocator(*numels):
                                    dict(B=2, C_in=40, C_out=100, T=1000, K=4, dilation=2, bias=True)],
                          ids=["K5_C_out_wider", "K9_vector_no_bias", "K3_vector_shifted", "K9_rung3_odd_rows",
                               "rung5_tc", "rung3_then_rung6"])
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "saved_act",
-                                      "saved_act_wgrad_last"])
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split"])
 def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants, backward):
     """The backward kernels (dw_silu_backward.cu; with backward="fused", dw_silu_backward_tc.cu where it takes the
     shape: rung5_tc; with backward="wgrad_kernel", the 1x1 conv's weight gradient by pw_weight_grad.cu where
@@ -268,58 +267,6 @@ def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants,
             continue
         assert got is not None and torch.isfinite(got).all(), name
         assert fj.max_diff(got, eager) <= 1e-4 * float(eager.abs().max()), (name, fj.max_diff(got, eager))
-
-
-@pytest.mark.parametrize("shape", [fj.HEADLINE,
-                                   dict(B=3, C_in=40, C_out=100, T=1000, K=4, dilation=2, bias=True),
-                                   dict(B=2, C_in=48, C_out=64, T=1000, K=4, dilation=1, bias=False),
-                                   dict(B=1, C_in=128, C_out=33, T=68, K=5, dilation=4, bias=True)],
-                         ids=["headline", "window_shifted", "odd_T_out", "one_tile_long_span"])
-def test_forward_act_is_eagers_act_rounded_to_tf32_on_gpu(shape):
-    """backward="saved_act"'s training forward: the fused kernel (wgmma_wide, rung 09's kernel) also writes act into
-    NaN-poisoned memory, every element eager's silu(dw(x)) rounded to TF32 to nearest even, bit for bit (the
-    16-byte stores, the shifted window's element stores, T_out % 4 != 0, the last tile's tail), and y stays the
-    plain forward's, bit for bit."""
-    model, x = fj.make_case(shape, torch.float32, "cuda", seed=13)
-    ext, args = fj.load("wgmma_wide"), fj.forward_args(model)
-    with torch.no_grad():
-        ref = fj.tf32_rne(torch.nn.functional.silu(model.dw(x)))
-        _poison_allocator(ref.numel(), model(x).numel())
-        y, act = ext.forward_act(x, *args)
-        torch.cuda.synchronize()
-        assert act is not None and act.shape == ref.shape
-        assert torch.equal(act, ref), fj.max_diff(act, ref)
-        assert torch.equal(y, ext.forward(x, *args))
-
-
-def test_saved_act_holds_act_between_forward_and_backward_on_gpu():
-    """backward="saved_act" engages at the headline under PyTorch's defaults: the training forward keeps act (its
-    bytes stay allocated until the backward), "dw_kernel" keeps none; with TF32 off (no TF32 weight gradient for a
-    rounded act to stand in) it keeps none either."""
-    model, x = fj.make_case(fj.HEADLINE, torch.float32, "cuda", seed=14)
-    act_bytes = x.numel() * 4  # C_in = C_out, T_out = T
-    held = {}
-    for tf32 in (True, False):
-        old = torch.backends.cudnn.allow_tf32
-        torch.backends.cudnn.allow_tf32 = tf32
-        try:
-            for backward in ("dw_kernel", "saved_act"):
-                new = fj.ModelNew(128, 128, 5, 2, backward=backward).cuda()
-                new.load_state_dict(model.state_dict())
-                with _quiet():
-                    new(x.requires_grad_(True)).sum().backward()  # the first call's probes and caches
-                    torch.cuda.synchronize()
-                    before = torch.cuda.memory_allocated()
-                    y = new(x)
-                    torch.cuda.synchronize()
-                    held[tf32, backward] = torch.cuda.memory_allocated() - before - y.numel() * 4
-                    y.sum().backward()
-                    del y
-        finally:
-            torch.backends.cudnn.allow_tf32 = old
-            x.requires_grad_(False)
-    assert held[True, "saved_act"] - held[True, "dw_kernel"] == act_bytes, held
-    assert held[False, "saved_act"] == held[False, "dw_kernel"], held
 
 
 @pytest.mark.parametrize("B,C,C_out,T", [(16, 128, 128, 2048), (3, 40, 100, 1000), (2, 128, 72, 68),
@@ -406,7 +353,7 @@ def test_split_backward_kernels_against_float64(B, C, C_out, T, K, d, bias):
     _assert_within(fj.SPLIT_OUTPUTS, got, refs, tols)
 
 
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "saved_act"])
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split"])
 def test_kernel_backward_is_strict_with_tf32_off_on_gpu(backward):
     """With torch.backends.cudnn.allow_tf32 off, eager's backward is float32 throughout; so is ModelNew's: no TF32
     GEMM (rung 5's data gradient, rung 6's weight gradient) may run, so every gradient stays as close to float64 as
