@@ -147,6 +147,23 @@ def kernel_summary(fn, width: int = 48, top: int | None = None) -> str:
             + "; ".join(f"{e.key[:width]} {e.device_time_total:.1f}" for e in ev[:top]))
 
 
+def interleaved_rows(kind: str, env: dict, variants: list, labels: list, shape: dict, times, base: str | None = None,
+                     **fields) -> list:
+    """The results-log rows (kind `kind`, one per label) of an interleaved timing (Timer.time_interleaved's
+    (reps, len(labels)) microseconds), each also printed: median, p10, p90, and with `base` (a label) the ratio of
+    the medians to its."""
+    times = np.asarray(times, dtype=float)
+    ref = float(np.median(times[:, labels.index(base)])) if base is not None else None
+    rows = []
+    for j, (variant, label) in enumerate(zip(variants, labels)):
+        t = times[:, j]
+        rows.append(result_row(kind, env, variant, shape, "float32", t, l2_flushed=True, **fields))
+        med = float(np.median(t))
+        print(f"  {label:<12} {med:8.2f} us  (p10 {np.percentile(t, 10):.2f}, p90 {np.percentile(t, 90):.2f})"
+              + (f"  {med / ref:.3f}x {base}'s" if ref else ""), flush=True)
+    return rows
+
+
 def training_step_fn(model: nn.Module, x: torch.Tensor, gy: torch.Tensor):
     """A zero-argument function running a training step's forward and backward of model on x (x requires grad):
     the gradients set to None first (zero_grad's default, so nothing is accumulated into an earlier gradient: a 50 MB

@@ -9,7 +9,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -60,11 +59,7 @@ def main() -> int:
             for label, fn in zip(labels, fns):
                 print(f"  kernels of one backward, {label} (L2 warm), {fj.kernel_summary(fn, width=40)}")
         t = timer.time_interleaved(fns, a.reps)
-        for j, label in enumerate(labels):
-            rows.append(fj.result_row("backward_ab", env, f"backward[{label}]", shape, "float32", t[:, j],
-                                      l2_flushed=True))
-            print(f"  {label:<12} bwd {np.median(t[:, j]):8.1f} us  (p10 {np.percentile(t[:, j], 10):.1f}, "
-                  f"p90 {np.percentile(t[:, j], 90):.1f})")
+        rows += fj.interleaved_rows("backward_ab", env, [f"backward[{k}]" for k in labels], labels, shape, t)
     fj.append_results(rows)
     return 0
 

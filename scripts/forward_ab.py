@@ -8,7 +8,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -40,14 +39,9 @@ def main() -> int:
                 return 1
         timer, env = fj.Timer("cuda"), fj.environment("cuda")
         t = timer.time_interleaved(list(fns.values()), a.reps)
-    rows = []
-    base = np.median(t[:, list(fns).index("tree")])
-    for j, label in enumerate(fns):
-        rows.append(fj.result_row("forward_ab", env, f"{a.variant}[{label}]", fj.HEADLINE, "float32", t[:, j],
-                                  l2_flushed=True, note=f"forward_ab of {', '.join(fns)}"))
-        med = np.median(t[:, j])
-        print(f"  {label:<10} {med:8.2f} us  (p10 {np.percentile(t[:, j], 10):.2f}, p90 {np.percentile(t[:, j], 90):.2f})"
-              f"  {med / base:.3f}x the tree's forward")
+    labels = list(fns)
+    rows = fj.interleaved_rows("forward_ab", env, [f"{a.variant}[{k}]" for k in labels], labels, fj.HEADLINE, t,
+                               base="tree", note=f"forward_ab of {', '.join(labels)}")
     fj.append_results(rows)
     return 0
 
