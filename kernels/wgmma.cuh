@@ -482,6 +482,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   using Tiles = WgTiles<T, kSplit, TT, D>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
+  // WG_MMA_SPREAD where a thread builds at least 4 groups of a tile (parts 1 .. 3 go out at groups 1 .. 3): fp32 I/O
+  constexpr bool kSpread = WG_MMA_SPREAD && Tiles::kParts >= 4;
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
   uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // one per x slot
@@ -533,7 +535,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   const int wg_m = wgroup & 1, wg_n = wgroup >> 1;
   const uint32_t w_wg = w_addr + wg_m * 64 * 128;       // this warpgroup's first W row
   const uint32_t act_wg = act_addr + wg_n * kNT * 128;  // ... and its first act row (tile column)
-  if constexpr (!WG_MMA_SPREAD) {
+  if constexpr (!kSpread) {
     wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg, L::w_bytes, L::act_part);
     if (tracer) wg_mark_tile(0, kTrMmaIssued);
   }
@@ -545,19 +547,18 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   for (int i = 0;; ++i) {
     const int64_t next = tile + stride;
     const bool has_next = next < p.n_tiles;  // block-uniform
-    // WG_MMA_SPREAD: MMA(tile) in 4 parts, the first now, the others at the next tile's depthwise groups 0..2
+    // WG_MMA_SPREAD: MMA(tile) in 4 parts, the first now, the others at the next tile's depthwise groups 1..3
     const uint32_t act_i = act_wg + (i & 1) * L::act_stage;
     auto mma_part = [&](int k) { wg_gemm_part<E, kSplit, kNT, TT>(k, d, w_wg, act_i, L::w_bytes, L::act_part); };
-    if (WG_MMA_SPREAD && has_next) mma_part(0);
-    if (WG_MMA_SPREAD && !has_next) {  // the block's last tile: nothing to hide the GEMM under
+    if (kSpread && has_next) mma_part(0);
+    if (kSpread && !has_next) {  // the block's last tile: nothing to hide the GEMM under
       wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_i, L::w_bytes, L::act_part);
       if (tracer) wg_mark_tile(i, kTrMmaIssued);
     }
     if (has_next) {
       tiles.wait_x(i + 1);  // x(next) landed
       if (tracer) wg_mark_tile(i + 1, kTrXLanded);
-      if constexpr (WG_MMA_SPREAD) {
-        static_assert(Tiles::kParts >= 3, "WG_MMA_SPREAD: parts 1 .. 3 at the first three groups of a thread");
+      if constexpr (kSpread) {
         tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit, [&](int k) {
           if (k >= 1 && k <= 3) mma_part(k);  // part 0 went out before the x wait
         });
@@ -583,7 +584,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     if (!has_next) break;
     if constexpr (S >= 2)
       if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
-    if constexpr (!WG_MMA_SPREAD) {
+    if constexpr (!kSpread) {
       wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
       if (tracer) wg_mark_tile(i + 1, kTrMmaIssued);
     }
