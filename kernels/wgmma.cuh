@@ -43,12 +43,9 @@
 #endif
 // Removed knobs, measured slower or no faster (docs/ladder.md keeps the runs): WG_W_FIRST (first x requests after
 // W_pw's loads), WG_TMA_LATE (next x load after the wgmmas) and WG_W_TMA (W_pw by four TMA boxes rounded in place
-// after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9).
-#ifndef WG_MMA_SPREAD
-#define WG_MMA_SPREAD 0  // 1 (wg_kernel): a tile's GEMM issued in 4 parts, the first before the next tile's x wait,
-                         // the others between that tile's depthwise groups, instead of all 16 wgmmas after the
-                         // barrier (where the warps wait in the issue ~1.4-2.3 us a tile: docs/ladder.md)
-#endif
+// after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9),
+// WG_MMA_SPREAD (a tile's GEMM in 4 parts between the next tile's depthwise groups: 25.50 against 23.70 us,
+// logs/2026-12-03_8b237e6_mma_spread_ab.log; the code: commit 8b237e6).
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -102,15 +99,22 @@ static_assert(TILE_T % 8 == 0, "TILE_T must be a multiple of 8");
 template <typename T>
 using WgElem = std::conditional_t<std::is_same_v<T, float>, float, __nv_bfloat16>;
 
-// k-steps [K0, K1) of a warpgroup's GEMM for one tile (wg_gemm_issue below), no fence and no commit (WG_MMA_SPREAD
-// issues a tile's GEMM in parts, between the next tile's depthwise groups).
-template <typename E, bool kSplit, int N, int TT, int A, int K0, int K1>
-__device__ __forceinline__ void wg_gemm_steps(float (&d)[A][N / 2], uint32_t w_addr, uint32_t act_addr,
+// Issue this warpgroup's GEMM for one tile, all in one commit group (fully unrolled: a run-time trip count
+// made ptxas insert warpgroup waits). w_addr: smem address of the warpgroup's first W row (K atom 0);
+// act_addr: of its first act row, atoms TT rows apart. One accumulator d[0] = W * act; for the split
+// (A = WG_CHAINS + 1): d[c] = the big*big products of K slice c, d[A-1] = big*small + small*big, where
+// the small operands sit w_small / act_small bytes after the big ones. Chains, because the tensor cores'
+// accumulation truncates, so a long chain of big*big products drifts (the errors per chain count:
+// docs/ladder.md).
+template <typename E, bool kSplit, int N, int TT, int A>
+__device__ __forceinline__ void wg_gemm_issue(float (&d)[A][N / 2], uint32_t w_addr, uint32_t act_addr,
                                               uint32_t w_small, uint32_t act_small) {
   constexpr int kSteps = kMaxCin * static_cast<int>(sizeof(E)) / 32;  // 32 bytes of K per wgmma
   constexpr int kPerAtom = 4;                                         // k-steps per 128-byte atom row
+  wg_fence_regs(d);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-  for (int ks = K0; ks < (FUSED_ABLATE & 2 ? K0 : K1); ++ks) {
+  for (int ks = 0; ks < (FUSED_ABLATE & 2 ? 0 : kSteps); ++ks) {
     const uint32_t koff = (ks % kPerAtom) * 32u;
     const uint32_t wa = w_addr + (ks / kPerAtom) * (kRows * 128) + koff;
     const uint32_t aa = act_addr + (ks / kPerAtom) * (TT * 128) + koff;
@@ -123,44 +127,6 @@ __device__ __forceinline__ void wg_gemm_steps(float (&d)[A][N / 2], uint32_t w_a
       Wgmma<N, E>::mma(d[ks / kChainSteps], wg_desc(wa), wg_desc(aa), ks % kChainSteps > 0);
     }
   }
-}
-// Issue this warpgroup's GEMM for one tile, all in one commit group (fully unrolled: a run-time trip count
-// made ptxas insert warpgroup waits). w_addr: smem address of the warpgroup's first W row (K atom 0);
-// act_addr: of its first act row, atoms TT rows apart. One accumulator d[0] = W * act; for the split
-// (A = WG_CHAINS + 1): d[c] = the big*big products of K slice c, d[A-1] = big*small + small*big, where
-// the small operands sit w_small / act_small bytes after the big ones. Chains, because the tensor cores'
-// accumulation truncates, so a long chain of big*big products drifts (the errors per chain count:
-// docs/ladder.md).
-template <typename E, bool kSplit, int N, int TT, int A>
-__device__ __forceinline__ void wg_gemm_issue(float (&d)[A][N / 2], uint32_t w_addr, uint32_t act_addr,
-                                              uint32_t w_small, uint32_t act_small) {
-  constexpr int kSteps = kMaxCin * static_cast<int>(sizeof(E)) / 32;
-  wg_fence_regs(d);
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-  wg_gemm_steps<E, kSplit, N, TT, A, 0, kSteps>(d, w_addr, act_addr, w_small, act_small);
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  wg_fence_regs(d);
-}
-// WG_MMA_SPREAD = 1: part k (of 4) of that GEMM, k-steps [k S / 4, (k + 1) S / 4); part 0 begins with the fence. The
-// caller issues parts 0..3 in order (at most one per call), then commits (wg_gemm_commit).
-template <typename E, bool kSplit, int N, int TT, int A>
-__device__ __forceinline__ void wg_gemm_part(int k, float (&d)[A][N / 2], uint32_t w_addr, uint32_t act_addr,
-                                             uint32_t w_small, uint32_t act_small) {
-  constexpr int P = kMaxCin * static_cast<int>(sizeof(E)) / 32 / 4;
-  switch (k) {
-    case 0:
-      wg_fence_regs(d);
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-      wg_gemm_steps<E, kSplit, N, TT, A, 0, P>(d, w_addr, act_addr, w_small, act_small);
-      break;
-    case 1: wg_gemm_steps<E, kSplit, N, TT, A, P, 2 * P>(d, w_addr, act_addr, w_small, act_small); break;
-    case 2: wg_gemm_steps<E, kSplit, N, TT, A, 2 * P, 3 * P>(d, w_addr, act_addr, w_small, act_small); break;
-    case 3: wg_gemm_steps<E, kSplit, N, TT, A, 3 * P, 4 * P>(d, w_addr, act_addr, w_small, act_small); break;
-    default: break;
-  }
-}
-template <int A, int R>
-__device__ __forceinline__ void wg_gemm_commit(float (&d)[A][R]) {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   wg_fence_regs(d);
 }
@@ -209,16 +175,10 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
 // taps that exist are issued (the run-time K form issued kKmax predicated taps and window copies: 170-223
 // SASS instructions per 4 outputs at d=2, then 106-110). SiLU: eager's formula for the split, whose
 // activations must be fp32-exact; otherwise eager's value rounded to the GEMM's type, by the guarded fast form.
-// kFixed > 0 (WG_MMA_SPREAD): exactly kFixed groups from j0, unrolled, part(k) at the start of group k (part k of the
-// previous tile's GEMM: straight-line code between the groups, where every thread of the warpgroup is, so ptxas does
-// not serialize the wgmmas as it does inside a run-time loop); kFixed = 0: groups [j0, j1), no parts.
-struct WgNoPart {
-  __device__ void operator()(int) const {}
-};
-template <typename T, bool kSplit, int TT, int D, int K, int kFixed = 0, typename Part = WgNoPart>
+template <typename T, bool kSplit, int TT, int D, int K>
 __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small_off, const T* xrow,
                                              const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
-                                             int j1, int shift, Part part = {}) {
+                                             int j1, int shift) {
   using E = WgElem<T>;
   constexpr int G = 16 / static_cast<int>(sizeof(T));
   constexpr int ES = static_cast<int>(sizeof(E));
@@ -226,7 +186,7 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int kb = (c % (128 / ES)) * ES;              // byte of channel c within its atom row
   const uint32_t cbase = (c / (128 / ES)) * (TT * 128) + (kb & 15);
   const uint32_t chunk = kb >> 4;
-  auto group = [&](int j) {
+  for (int j = j0; j < j1; ++j) {
     float v[G];
 #pragma unroll
     for (int i = 0; i < G; ++i) v[i] = 0.0f;
@@ -257,27 +217,16 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
       for (int i = 0; i < G; ++i)
         if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
     }
-  };
-  if constexpr (kFixed > 0) {
-#pragma unroll
-    for (int k = 0; k < kFixed; ++k) {
-      part(k);
-      group(j0 + k);
-    }
-  } else {
-    for (int j = j0; j < j1; ++j) group(j);
   }
 }
 // Run-time K -> wg_dw_silu_k<.., K> (K = KK, KK - 1, ..., 1; the shape test guarantees (K-1)*D <= 16).
-template <typename T, bool kSplit, int TT, int D, int KK = 16 / D + 1, int kFixed = 0, typename Part = WgNoPart>
+template <typename T, bool kSplit, int TT, int D, int KK = 16 / D + 1>
 __device__ __forceinline__ void wg_dw_silu(int K, unsigned char* sAct, uint32_t small_off, const T* xrow,
                                            const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
-                                           int j1, int shift, Part part = {}) {
+                                           int j1, int shift) {
   if constexpr (KK >= 1) {
-    if (K == KK)
-      wg_dw_silu_k<T, kSplit, TT, D, KK, kFixed>(sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift, part);
-    else
-      wg_dw_silu<T, kSplit, TT, D, KK - 1, kFixed>(K, sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift, part);
+    if (K == KK) wg_dw_silu_k<T, kSplit, TT, D, KK>(sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift);
+    else wg_dw_silu<T, kSplit, TT, D, KK - 1>(K, sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift);
   }
 }
 
@@ -339,32 +288,16 @@ struct WgTiles {
   __device__ __forceinline__ void wait_x(int n) const {
     if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[n % S], (n / S) & 1);
   }
-  // x slot n % S -> act buffer n % 2 for tile t: channel c, share h of nsplit of the tile's groups. With a `part`
-  // (WG_MMA_SPREAD: nsplit = WARPGROUPS), part(k) for k = 0 .. kParts - 1: at the start of group k where the tile's
-  // groups split evenly (shift 0: TT / G groups, kParts per thread), all before the groups elsewhere.
-  static constexpr int kParts = TT / G / WARPGROUPS;
-  template <typename Part = WgNoPart>
+  // x slot n % S -> act buffer n % 2 for tile t: channel c, share h of nsplit of the tile's groups.
   __device__ __forceinline__ void depthwise(int n, int64_t t, const float (&wt)[kKmax], float bias, int c, bool live,
-                                            int h, int nsplit, Part part = {}) const {
+                                            int h, int nsplit) const {
     const int64_t xs = (t % p.n_tt) * TT - p.padding;
-    const int shift = static_cast<int>(xs - tc_x_start(xs, G));  // block-uniform
+    const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     const int groups = TT / G + (shift > 0 ? 1 : 0);  // per channel row
-    const int j0 = groups * h / nsplit, j1 = groups * (h + 1) / nsplit;
-    unsigned char* act = smem + L::off_act + (n & 1) * L::act_stage;
-    const T* xrow = reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW;
-    if constexpr (!std::is_same_v<Part, WgNoPart>) {
-      // shift is -padding mod G (the tile starts at a multiple of G): decided from the parameter alone, which ptxas
-      // sees as uniform (on shift itself, from the tile index, it serialized the wgmmas: "divergent path")
-      if (p.padding % G == 0 && !(FUSED_ABLATE & 1)) {
-        wg_dw_silu<T, kSplit, TT, D, kKmax, kParts>(p.K, act, L::act_part, xrow, wt, bias, c, live, j0, j1, shift,
-                                                    part);
-        return;
-      }
-#pragma unroll
-      for (int k = 0; k < kParts; ++k) part(k);
-    }
     if (!(FUSED_ABLATE & 1))
-      wg_dw_silu<T, kSplit, TT, D>(p.K, act, L::act_part, xrow, wt, bias, c, live, j0, j1, shift);
+      wg_dw_silu<T, kSplit, TT, D>(p.K, smem + L::off_act + (n & 1) * L::act_stage, L::act_part,
+                                   reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW, wt,
+                                   bias, c, live, groups * h / nsplit, groups * (h + 1) / nsplit, shift);
   }
 };
 
@@ -482,8 +415,6 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   using Tiles = WgTiles<T, kSplit, TT, D>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
-  // WG_MMA_SPREAD where a thread builds at least 4 groups of a tile (parts 1 .. 3 go out at groups 1 .. 3): fp32 I/O
-  constexpr bool kSpread = WG_MMA_SPREAD && Tiles::kParts >= 4;
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
   uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // one per x slot
@@ -535,10 +466,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   const int wg_m = wgroup & 1, wg_n = wgroup >> 1;
   const uint32_t w_wg = w_addr + wg_m * 64 * 128;       // this warpgroup's first W row
   const uint32_t act_wg = act_addr + wg_n * kNT * 128;  // ... and its first act row (tile column)
-  if constexpr (!kSpread) {
-    wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg, L::w_bytes, L::act_part);
-    if (tracer) wg_mark_tile(0, kTrMmaIssued);
-  }
+  wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg, L::w_bytes, L::act_part);
+  if (tracer) wg_mark_tile(0, kTrMmaIssued);
 
   // The loop exits only before an MMA is issued, so every path to the accumulators' next use passes a
   // wgmma.wait (otherwise ptxas inserts one right after the issue and serializes MMA and depthwise).
@@ -547,26 +476,10 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   for (int i = 0;; ++i) {
     const int64_t next = tile + stride;
     const bool has_next = next < p.n_tiles;  // block-uniform
-    // WG_MMA_SPREAD: MMA(tile) in 4 parts, the first now, the others at the next tile's depthwise groups 1..3
-    const uint32_t act_i = act_wg + (i & 1) * L::act_stage;
-    auto mma_part = [&](int k) { wg_gemm_part<E, kSplit, kNT, TT>(k, d, w_wg, act_i, L::w_bytes, L::act_part); };
-    if (kSpread && has_next) mma_part(0);
-    if (kSpread && !has_next) {  // the block's last tile: nothing to hide the GEMM under
-      wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_i, L::w_bytes, L::act_part);
-      if (tracer) wg_mark_tile(i, kTrMmaIssued);
-    }
     if (has_next) {
       tiles.wait_x(i + 1);  // x(next) landed
       if (tracer) wg_mark_tile(i + 1, kTrXLanded);
-      if constexpr (kSpread) {
-        tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit, [&](int k) {
-          if (k >= 1 && k <= 3) mma_part(k);  // part 0 went out before the x wait
-        });
-        wg_gemm_commit(d);
-        if (tracer) wg_mark_tile(i, kTrMmaIssued);
-      } else {
-        tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit);  // overlaps MMA(tile)
-      }
+      tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit);  // overlaps MMA(tile)
       if (tracer) wg_mark_tile(i + 1, kTrDwDone);
       fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
       if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
@@ -584,10 +497,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     if (!has_next) break;
     if constexpr (S >= 2)
       if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
-    if constexpr (!kSpread) {
-      wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
-      if (tracer) wg_mark_tile(i + 1, kTrMmaIssued);
-    }
+    wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
+    if (tracer) wg_mark_tile(i + 1, kTrMmaIssued);
     tile = next;
   }
   if (tracer) wg_mark_ends(false);
