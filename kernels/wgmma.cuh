@@ -325,7 +325,7 @@ __device__ __forceinline__ void wg_fill_w(unsigned char* smem, const TcParams& p
       float big[4], small[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        big[e] = __uint_as_float(tc_tf32(w[e]));
+        big[e] = FUSED_ABLATE & 32 ? w[e] : __uint_as_float(tc_tf32(w[e]));
         small[e] = __uint_as_float(tc_tf32(w[e] - big[e]));
       }
       *reinterpret_cast<float4*>(dst) = make_float4(big[0], big[1], big[2], big[3]);
@@ -446,7 +446,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
       for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, tile + n * stride);
   };
   first_x();
-  wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
+  if (!(FUSED_ABLATE & 16)) wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
   if (tracer) wg_mark(kTrWFill);
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);
