@@ -81,17 +81,15 @@ __host__ __device__ __forceinline__ uint32_t wg_swz(int row, int k, int rows) {
 }
 // Pin the accumulators around the asynchronous MMA, so the compiler neither reads nor moves them while
 // the tensor cores own them.
-template <int A, int R>
-__device__ __forceinline__ void wg_fence_regs(float (&d)[A][R]) {
-#pragma unroll
-  for (int c = 0; c < A; ++c)
-#pragma unroll
-    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[c][i])::"memory");
-}
 template <int R>
 __device__ __forceinline__ void wg_fence_regs(float (&d)[R]) {  // one accumulator array
 #pragma unroll
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+template <int A, int R>
+__device__ __forceinline__ void wg_fence_regs(float (&d)[A][R]) {  // A of them
+#pragma unroll
+  for (int c = 0; c < A; ++c) wg_fence_regs(d[c]);
 }
 template <int N>
 __device__ __forceinline__ void wg_wait() {

@@ -25,8 +25,8 @@ def main() -> int:
         label, _, path = spec.partition("=")
         if not path or not Path(path).is_dir():
             p.error(f"{spec!r}: expected LABEL=DIR with DIR a copy of kernels/")
-        exts[label] = fj.load(a.variant, fj.tuned_defines(a.variant), kernels_dir=Path(path).resolve())
-    exts["tree"] = fj.load(a.variant, fj.tuned_defines(a.variant))
+        exts[label] = fj.load(a.variant, kernels_dir=Path(path).resolve())
+    exts["tree"] = fj.load(a.variant)  # (its tuned parameters, as ModelNew builds it)
     model, x = fj.make_case(fj.HEADLINE, torch.float32, "cuda", seed=7)
     args = fj.forward_args(model)
     with torch.no_grad():
