@@ -167,6 +167,32 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
   }
 }
 
+// Per-thread act store offsets for WG_DW_PAIR (computed once per kernel: the shift below is the same for every
+// tile, TT being a multiple of G): o[e + i] = the byte offset, from a group's first act row, of output i of a group
+// whose first tile column tt0 has (tt0 + shift) % 8 == e (e = 0, or 4 for the second group of an fp32 pair):
+// (i % G) * 128 + the swizzled 16-byte chunk of channel c in row tt0 + i.
+struct WgActOffs {
+  uint32_t o[8];
+};
+template <typename T, int TT>
+__device__ __forceinline__ WgActOffs wg_act_offs(int c, int padding) {
+  using E = WgElem<T>;
+  constexpr int G = 16 / static_cast<int>(sizeof(T)), ES = static_cast<int>(sizeof(E));
+  const uint32_t chunk = ((c % (128 / ES)) * ES) >> 4;
+  const int64_t xs = -static_cast<int64_t>(padding);
+  const int shift = static_cast<int>(xs - tc_x_start(xs, G));
+  WgActOffs a;
+#pragma unroll
+  for (int idx = 0; idx < 8; ++idx)
+    a.o[idx] = (idx % G) * 128u + ((chunk ^ static_cast<uint32_t>((idx - shift) & 7)) << 4);
+  return a;
+}
+#ifndef WG_DW_PAIR
+#define WG_DW_PAIR 0  // 1: the fp32 depthwise builds two groups per step where both lie inside the tile (one window
+                      // of NQ + 1 loads, both groups' chains interleaved, one SiLU guard for 8 values, stores at
+                      // precomputed swizzled offsets)
+#endif
+
 // Depthwise + bias + SiLU of one channel over output groups [j0, j1) of one tile, into act (K-major,
 // swizzled: row = tile column, k = channel). G = 16 bytes of x = 4 fp32 or 8 16-bit outputs per group:
 // group j covers tile columns G j - shift .. G j - shift + G - 1 and reads the 16-byte aligned x window
@@ -175,10 +201,12 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
 // taps that exist are issued (the run-time K form issued kKmax predicated taps and window copies: 170-223
 // SASS instructions per 4 outputs at d=2, then 106-110). SiLU: eager's formula for the split, whose
 // activations must be fp32-exact; otherwise eager's value rounded to the GEMM's type, by the guarded fast form.
+// WG_DW_PAIR: groups j, j + 1 (j even, so that their swizzle rows are the offsets' e = 0 and 4) in one step where
+// both are inside the tile; the same values in the same order per output (same bits).
 template <typename T, bool kSplit, int TT, int D, int K>
 __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small_off, const T* xrow,
                                              const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
-                                             int j1, int shift) {
+                                             int j1, int shift, const WgActOffs& ao) {
   using E = WgElem<T>;
   constexpr int G = 16 / static_cast<int>(sizeof(T));
   constexpr int ES = static_cast<int>(sizeof(E));
@@ -186,7 +214,18 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int kb = (c % (128 / ES)) * ES;              // byte of channel c within its atom row
   const uint32_t cbase = (c / (128 / ES)) * (TT * 128) + (kb & 15);
   const uint32_t chunk = kb >> 4;
-  for (int j = j0; j < j1; ++j) {
+  // fp32 only: a 16-bit group already holds 8 outputs, and a pair of them spilled at d = 1 (bf16, 60 bytes)
+  constexpr bool kPair = WG_DW_PAIR && G == 4;
+  // the G depthwise sums of the group whose window starts at win (bias, then the taps in order)
+  auto values = [&](const float* win, float (&acc)[G]) {
+#pragma unroll
+    for (int i = 0; i < G; ++i) acc[i] = bias;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int i = 0; i < G; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
+  };
+  auto single = [&](int j) {
     float v[G];
 #pragma unroll
     for (int i = 0; i < G; ++i) v[i] = 0.0f;
@@ -194,15 +233,9 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
       float win[G * NQ];
 #pragma unroll
       for (int q = 0; q < NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
-      float acc[G];
+      values(win, v);
 #pragma unroll
-      for (int i = 0; i < G; ++i) acc[i] = bias;
-#pragma unroll
-      for (int k = 0; k < K; ++k)
-#pragma unroll
-        for (int i = 0; i < G; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
-#pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(acc[i]) : acc[i];
+      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
       if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
     }
     const int tt0 = G * j - shift;
@@ -217,16 +250,48 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
       for (int i = 0; i < G; ++i)
         if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
     }
+  };
+  for (int j = j0; j < j1;) {
+    const int tt0 = G * j - shift;
+    if (kPair && j + 1 < j1 && (j & 1) == 0 && tt0 >= 0 && tt0 + 2 * G <= TT) {  // warp-uniform
+      float v[2 * G];
+      if (live) {
+        float win[G * (NQ + 1)];
+#pragma unroll
+        for (int q = 0; q <= NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
+        values(win, reinterpret_cast<float(&)[G]>(v[0]));
+        values(win + G, reinterpret_cast<float(&)[G]>(v[G]));
+        if constexpr (kSplit) {
+#pragma unroll
+          for (int i = 0; i < 2 * G; ++i) v[i] = silu_eager(v[i]);
+        } else {
+          silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < 2 * G; ++i) v[i] = 0.0f;
+      }
+      unsigned char* base = sAct + cbase + tt0 * 128;
+#pragma unroll
+      for (int i = 0; i < G; ++i) wg_put_act<E, kSplit>(base + ao.o[i], small_off, v[i]);
+#pragma unroll
+      for (int i = 0; i < G; ++i) wg_put_act<E, kSplit>(base + G * 128 + ao.o[G % 8 + i], small_off, v[G + i]);
+      j += 2;
+    } else {
+      single(j);
+      ++j;
+    }
   }
 }
+
 // Run-time K -> wg_dw_silu_k<.., K> (K = KK, KK - 1, ..., 1; the shape test guarantees (K-1)*D <= 16).
 template <typename T, bool kSplit, int TT, int D, int KK = 16 / D + 1>
 __device__ __forceinline__ void wg_dw_silu(int K, unsigned char* sAct, uint32_t small_off, const T* xrow,
                                            const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
-                                           int j1, int shift) {
+                                           int j1, int shift, const WgActOffs& ao) {
   if constexpr (KK >= 1) {
-    if (K == KK) wg_dw_silu_k<T, kSplit, TT, D, KK>(sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift);
-    else wg_dw_silu<T, kSplit, TT, D, KK - 1>(K, sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift);
+    if (K == KK) wg_dw_silu_k<T, kSplit, TT, D, KK>(sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift, ao);
+    else wg_dw_silu<T, kSplit, TT, D, KK - 1>(K, sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift, ao);
   }
 }
 
@@ -290,14 +355,14 @@ struct WgTiles {
   }
   // x slot n % S -> act buffer n % 2 for tile t: channel c, share h of nsplit of the tile's groups.
   __device__ __forceinline__ void depthwise(int n, int64_t t, const float (&wt)[kKmax], float bias, int c, bool live,
-                                            int h, int nsplit) const {
+                                            int h, int nsplit, const WgActOffs& ao) const {
     const int64_t xs = (t % p.n_tt) * TT - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     const int groups = TT / G + (shift > 0 ? 1 : 0);  // per channel row
     if (!(FUSED_ABLATE & 1))
       wg_dw_silu<T, kSplit, TT, D>(p.K, smem + L::off_act + (n & 1) * L::act_stage, L::act_part,
                                    reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW, wt,
-                                   bias, c, live, groups * h / nsplit, groups * (h + 1) / nsplit, shift);
+                                   bias, c, live, groups * h / nsplit, groups * (h + 1) / nsplit, shift, ao);
   }
 };
 
@@ -430,6 +495,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 #pragma unroll
   for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
   if (live && p.b_dw) bias = __ldg(p.b_dw + c);
+  const WgActOffs ao = wg_act_offs<T, TT>(c, p.padding);
 
   if (tid == 0) {
     for (int s = 0; s < S; ++s) mbar_init(&xbar[s], 1);
@@ -451,7 +517,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);
   if (tid == 0) tiles.after_first(tile);
-  tiles.depthwise(0, tile, wt, bias, c, live, h, nsplit);
+  tiles.depthwise(0, tile, wt, bias, c, live, h, nsplit, ao);
   if (tracer) wg_mark_tile(0, kTrDwDone);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
@@ -479,7 +545,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     if (has_next) {
       tiles.wait_x(i + 1);  // x(next) landed
       if (tracer) wg_mark_tile(i + 1, kTrXLanded);
-      tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit);  // overlaps MMA(tile)
+      tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit, ao);  // overlaps MMA(tile)
       if (tracer) wg_mark_tile(i + 1, kTrDwDone);
       fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
       if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
@@ -516,12 +582,13 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 // Handoffs are mbarriers (FULL: every producer thread, after its act stores and a proxy fence, so the
 // wgmma reads see them; EMPTY: every consumer thread, after wgmma.wait), as rung 08's racechecked design.
 // Consumer warpgroup cg multiplies W rows 64 cg .. + 63 by every column of the tile, in wgmma N of
-// min(TT, 64). (One consumer warpgroup for both row halves holds twice the accumulators: it spills
+// min(TT, 64). WG_WS=2: three producer warpgroups (the depthwise on 12 warps: on 8 it bounded the kernel) and
+// one consumer warpgroup for both row halves (its accumulators: 2 x TT/2 floats a thread; fp32 only at TT <= 64). (One consumer warpgroup for both row halves holds twice the accumulators: it spills
 // under the 128 registers a 512-thread block allows.)
 #ifndef WG_WS
 #define WG_WS 0
 #endif
-static_assert(WG_WS == 0 || (WG_WS == 1 && WARPGROUPS == 4), "WG_WS: 0 (off) or 1 (needs WARPGROUPS=4)");
+static_assert(WG_WS == 0 || ((WG_WS == 1 || WG_WS == 2) && WARPGROUPS == 4), "WG_WS: 0 (off), 1 or 2 (need WARPGROUPS=4)");
 template <typename T, bool kSplit, int TT, int D>
 __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
   using E = WgElem<T>;
@@ -529,7 +596,8 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
   using Tiles = WgTiles<T, kSplit, TT, D>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
-  constexpr int NC = 256, NP = kThreads - NC;  // consumer and producer threads
+  constexpr int NC = WG_WS == 2 ? 128 : 256, NP = kThreads - NC;  // consumer and producer threads
+  constexpr int kHalves = 256 / NC;  // W_pw row halves per consumer warpgroup
   constexpr int kN = TT < 64 ? TT : 64, kCH = TT / kN;  // wgmma N per column chunk, column chunks
   constexpr int kBarProducers = 1, kBarConsumers = 2;
   extern __shared__ unsigned char wg_smem_raw[];
@@ -558,6 +626,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
 #pragma unroll
     for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
     if (live && p.b_dw) bias = __ldg(p.b_dw + c);
+    const WgActOffs ao = wg_act_offs<T, TT>(c, p.padding);
     if (ptid == 0)
       for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, blockIdx.x + n * stride);
     const bool tracer = FUSED_TRACE && ptid == 0;
@@ -568,7 +637,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
       if (n == 0 && ptid == 0) tiles.after_first(tile);
       if (n >= 2) mbar_wait(&empty[n & 1], ((n >> 1) - 1) & 1);  // the consumers' MMA(n - 2) is done with it
       if (tracer) wg_mark_tile(n, kTrActFree);
-      tiles.depthwise(n, tile, wt, bias, c, live, h, nsplit);
+      tiles.depthwise(n, tile, wt, bias, c, live, h, nsplit, ao);
       if (tracer) wg_mark_tile(n, kTrDwDone);
       fence_proxy_async();  // act[n % 2] -> visible to the consumers' wgmma
       mbar_arrive(&full[n & 1]);
@@ -583,34 +652,45 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
     fence_proxy_async();
     named_bar_sync(kBarConsumers, NC);  // W_pw complete and visible to wgmma
     if (tracer) wg_mark(kTrWFill);
-    const int cg = tid >> 7;
+    const int cg = tid >> 7;  // WG_WS == 2: the one consumer warpgroup takes both row halves
     const uint32_t w_cg = smem_u32(smem) + cg * 64 * 128, act_addr = smem_u32(smem + L::off_act);
-    float d[kCH][kAcc][kN / 2];
+    float d[kHalves][kCH][kAcc][kN / 2];
 #pragma unroll
-    for (int u = 0; u < kCH; ++u)
+    for (int hh = 0; hh < kHalves; ++hh)
 #pragma unroll
-      for (int a = 0; a < kAcc; ++a)
+      for (int u = 0; u < kCH; ++u)
 #pragma unroll
-        for (int r = 0; r < kN / 2; ++r) d[u][a][r] = 0.0f;
-    const float2 bias_pw = wg_bias(p, cg * 64);
+        for (int a = 0; a < kAcc; ++a)
+#pragma unroll
+          for (int r = 0; r < kN / 2; ++r) d[hh][u][a][r] = 0.0f;
+    float2 bias_pw[kHalves];
+#pragma unroll
+    for (int hh = 0; hh < kHalves; ++hh) bias_pw[hh] = wg_bias(p, (cg + hh) * 64);
     T* y = static_cast<T*>(p.y);
     int n = 0;
     for (int64_t tile = blockIdx.x; tile < p.n_tiles; tile += stride, ++n) {
       mbar_wait(&full[n & 1], (n >> 1) & 1);
       const uint32_t act_n = act_addr + (n & 1) * L::act_stage;
 #pragma unroll
-      for (int ch = 0; ch < kCH; ++ch)
-        wg_gemm_issue<E, kSplit, kN, TT>(d[ch], w_cg, act_n + ch * kN * 128, L::w_bytes, L::act_part);
+      for (int hh = 0; hh < kHalves; ++hh)
+#pragma unroll
+        for (int ch = 0; ch < kCH; ++ch)
+          wg_gemm_issue<E, kSplit, kN, TT>(d[hh][ch], w_cg + hh * 64 * 128, act_n + ch * kN * 128, L::w_bytes,
+                                           L::act_part);
       if (tracer) wg_mark_tile(n, kTrMmaIssued);
       wg_wait<0>();
 #pragma unroll
-      for (int ch = 0; ch < kCH; ++ch) wg_fence_regs(d[ch]);
+      for (int hh = 0; hh < kHalves; ++hh)
+#pragma unroll
+        for (int ch = 0; ch < kCH; ++ch) wg_fence_regs(d[hh][ch]);
       if (tracer) wg_mark_tile(n, kTrMmaDone);
       mbar_arrive(&empty[n & 1]);  // act[n % 2] read
       const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
 #pragma unroll
-      for (int ch = 0; ch < kCH; ++ch)
-        wg_store<T, kN, kAcc>(d[ch], y, p, b, cg * 64, t0 + ch * kN, bias_pw.x, bias_pw.y);
+      for (int hh = 0; hh < kHalves; ++hh)
+#pragma unroll
+        for (int ch = 0; ch < kCH; ++ch)
+          wg_store<T, kN, kAcc>(d[hh][ch], y, p, b, (cg + hh) * 64, t0 + ch * kN, bias_pw[hh].x, bias_pw[hh].y);
       if (tracer) wg_mark_tile(n, kTrStored);
     }
     if (tracer) wg_mark_ends(false);
