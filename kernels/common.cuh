@@ -17,7 +17,8 @@
 // FUSED_ABLATE (a bit mask, timing experiments only: the output is then wrong) leaves a stage out of
 // the kernels of rungs 08-12, so that time differences place the time inside the kernel (scripts/ablate.py): 1 = depthwise, 2 = MMAs,
 // 4 = y stores, 8 = x copies; wgmma.cuh's wg_kernel (rungs 09, 11, 13 narrow) also 16 = the W_pw fill, and for fp32
-// I/O 32 = the fill's rounding to TF32 (W_pw's bits stored as they are).
+// I/O 32 = the fill's rounding to TF32 (W_pw's bits stored as they are), 64 = y's DRAM writes (every tile's y into
+// batch row 0: the same stores, L2-resident) and 128 = x's DRAM reads (every tile's x box from batch row 0).
 #ifndef FUSED_ABLATE
 #define FUSED_ABLATE 0
 #endif

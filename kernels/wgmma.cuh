@@ -332,7 +332,9 @@ struct WgTiles {
     if (t < p.n_tiles && !(FUSED_ABLATE & 8)) {
       const int s = n % S;
       mbar_expect_tx(&xbar[s], static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T));  // zero-filled parts count
-      tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, static_cast<int>(t / p.n_tt));
+      // FUSED_ABLATE 128: every tile's box from batch row 0 (L2 hits after the first: what x's DRAM reads cost)
+      tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0,
+                  FUSED_ABLATE & 128 ? 0 : static_cast<int>(t / p.n_tt));
       if (WG_L2_PREFETCH > 0 && n >= S) prefetch(t + static_cast<int64_t>(WG_L2_PREFETCH) * gridDim.x);
     }
   }
@@ -556,7 +558,9 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     wg_wait<0>();
     wg_fence_regs(d);
     if (tracer) wg_mark_tile(i, kTrMmaDone);
-    wg_store<T, kNT, kAcc>(d, y, p, tile / p.n_tt, wg_m * 64, (tile % p.n_tt) * TT + wg_n * kNT, bias_pw.x, bias_pw.y);
+    // FUSED_ABLATE 64: every tile's y into batch row 0 (the same stores, L2-resident: what y's DRAM writes cost)
+    wg_store<T, kNT, kAcc>(d, y, p, FUSED_ABLATE & 64 ? 0 : tile / p.n_tt, wg_m * 64, (tile % p.n_tt) * TT + wg_n * kNT,
+                           bias_pw.x, bias_pw.y);
     if (tracer) wg_mark_tile(i, kTrStored);
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);

@@ -11,7 +11,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
 
-STAGES = {1: "depthwise", 2: "MMA", 4: "y stores", 8: "x copies", 16: "W_pw fill", 32: "W_pw rounding"}
+STAGES = {1: "depthwise", 2: "MMA", 4: "y stores", 8: "x copies", 16: "W_pw fill", 32: "W_pw rounding",
+          64: "y's DRAM writes (y into batch row 0)", 128: "x's DRAM reads (x from batch row 0)"}
 
 
 def describe(mask: int) -> str:
