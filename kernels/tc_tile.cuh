@@ -35,6 +35,7 @@ struct TcParams {
   int w_resident;   // 1: all of W_pw stays in smem; 0: one BM-row chunk reloaded per tile
   int x_vec;        // 1: 16-byte cp.async for x (T % VEC == 0, x aligned)
   int y_pair;       // 1: two-element stores for y (T_out even, y aligned)
+  int y_tma = 0;    // wgmma.cuh's WG_Y_TMA: 1 = y by TMA stores (T_out * elem % 16 == 0, y 16-byte aligned)
   uint32_t off_act, off_wdw, off_w;  // byte offsets of the smem regions
   uint32_t off_x, x_stage, act_stage;  // tc_ws_kernel only: first x slot, bytes per x slot / act slot
   uint32_t off_mbar;                   // tc_ws_kernel only: its 4 mbarriers (8 bytes each)

@@ -46,6 +46,12 @@
 // after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9),
 // WG_MMA_SPREAD (a tile's GEMM in 4 parts between the next tile's depthwise groups: 25.50 against 23.70 us,
 // logs/2026-12-03_8b237e6_mma_spread_ab.log; the code: commit 8b237e6).
+#ifndef WG_Y_TMA
+#define WG_Y_TMA 0  // wg_kernel, fp32 at TILE_T = 64 or 16-bit at 128 (a warpgroup's N = 128 bytes of y): y(i) staged
+                    // in the act buffer MMA(i) has just read (16 rows x N a warp, 128-byte swizzled) and written by
+                    // TMA stores instead of 8-byte stores from the accumulators; 1: the stores' reads of the staging
+                    // awaited before the tile's last barrier, 2: after the next MMA issue (one more barrier)
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -455,6 +461,19 @@ __device__ __forceinline__ void wg_store(const float (&d)[A][N / 2], T* y, const
     tc_warp_store<T, 16, N>(reinterpret_cast<const float(&)[1][N / 8][4]>(out), y, p, b, row0 + (warp & 3) * 16, tcol);
   }
 }
+// WG_Y_TMA: bias + this warp's 16 rows x N columns of y into `piece` (2 KB, 1024-byte aligned: rows of 128 bytes, the
+// 16-byte chunk index XOR row % 8, TMA's 128-byte swizzle), from one accumulator array (not the split).
+template <typename T, int N>
+__device__ __forceinline__ void wg_stage_y(const float (&d)[N / 2], unsigned char* piece, float bias_lo, float bias_hi) {
+  static_assert(N * sizeof(T) == 128, "a staged row is one 128-byte swizzle row");
+  const int lane = threadIdx.x & 31, q = lane & 3, r = lane >> 2;
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j) {
+    const uint32_t byte = (8 * j + 2 * q) * sizeof(T), sw = (((byte >> 4) ^ r) << 4) + (byte & 15);
+    tc_store2(reinterpret_cast<T*>(piece + r * 128 + sw), d[4 * j] + bias_lo, d[4 * j + 1] + bias_lo);
+    tc_store2(reinterpret_cast<T*>(piece + (r + 8) * 128 + sw), d[4 * j + 2] + bias_hi, d[4 * j + 3] + bias_hi);
+  }
+}
 // This thread's two output-channel biases for the warpgroup rows from row0 (0 past C_out or without bias).
 __device__ __forceinline__ float2 wg_bias(const TcParams& p, int row0) {
   const int row_lo = row0 + ((threadIdx.x >> 5) & 3) * 16 + ((threadIdx.x & 31) >> 2);
@@ -467,6 +486,12 @@ __device__ __forceinline__ unsigned char* wg_smem_base(unsigned char* raw) {
   return raw + ((1024 - (__cvta_generic_to_shared(raw) & 1023)) & 1023);
 }
 
+// WG_Y_TMA applies: wg_kernel (not WG_WS), one accumulator (not the split), 128 bytes of y per warpgroup row.
+template <typename T, bool kSplit>
+__host__ __device__ constexpr bool wg_y_tma() {
+  return WG_Y_TMA != 0 && !kSplit && kNT * sizeof(T) == 128;
+}
+
 // The kernel (WG_WS = 0). Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x,
 // every warp doing every phase; tile n's x in slot n % S, issued S tiles ahead:
 //   prologue: TMA x(0) (, x(1)); W_pw -> smem; depthwise(0) -> act[0]; TMA x(S); MMA(0)
@@ -476,12 +501,14 @@ __device__ __forceinline__ unsigned char* wg_smem_base(unsigned char* raw) {
 //             barrier; [S = 2: TMA x(i+3) into the slot depthwise(i+1) freed]; issue MMA(i+1)
 // Warpgroup g multiplies W rows 64 (g % 2) .. + 63 by tile columns kNT (g / 2) .. + kNT - 1.
 template <typename T, bool kSplit, int TT, int D>
-__global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
+__global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
+                                                                     const __grid_constant__ CUtensorMap ymap) {
   using E = WgElem<T>;
   using L = WgLayout<T, kSplit>;
   using Tiles = WgTiles<T, kSplit, TT, D>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
+  constexpr bool kYTma = wg_y_tma<T, kSplit>();
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
   uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // one per x slot
@@ -558,9 +585,25 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     wg_wait<0>();
     wg_fence_regs(d);
     if (tracer) wg_mark_tile(i, kTrMmaDone);
-    // FUSED_ABLATE 64: every tile's y into batch row 0 (the same stores, L2-resident: what y's DRAM writes cost)
-    wg_store<T, kNT, kAcc>(d, y, p, FUSED_ABLATE & 64 ? 0 : tile / p.n_tt, wg_m * 64, (tile % p.n_tt) * TT + wg_n * kNT,
-                           bias_pw.x, bias_pw.y);
+    const int64_t yb = FUSED_ABLATE & 64 ? 0 : tile / p.n_tt, ycol = (tile % p.n_tt) * TT + wg_n * kNT;
+    if (kYTma && p.y_tma) {  // block-uniform
+      // both warpgroups of this column half are past MMA(i): its part of act[i % 2] is free for y(i)
+      named_bar_sync(1 + wg_n, 256);
+      const int piece = 4 * wg_m + (warp & 3);  // of the 8 pieces of 16 rows x 128 bytes in the half
+      unsigned char* stage = smem + L::off_act + (i & 1) * L::act_stage + (piece / (kNT / 16)) * (TT * 128) +
+                             (wg_n * kNT + 16 * (piece % (kNT / 16))) * 128;
+      wg_stage_y<T, kNT>(d[0], stage, bias_pw.x, bias_pw.y);
+      fence_proxy_async();  // the staged rows -> visible to the TMA store
+      __syncwarp();
+      if ((tid & 31) == 0) {
+        tma_store_3d(&ymap, stage, static_cast<int>(ycol), wg_m * 64 + 16 * (warp & 3), static_cast<int>(yb));
+        tma_store_commit();
+        if (WG_Y_TMA == 1) tma_store_wait_read<0>();  // act[i % 2] is rewritten by depthwise(i + 2)
+      }
+    } else {
+      // FUSED_ABLATE 64: every tile's y into batch row 0 (the same stores, L2-resident: what y's DRAM writes cost)
+      wg_store<T, kNT, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y);
+    }
     if (tracer) wg_mark_tile(i, kTrStored);
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);
@@ -569,8 +612,13 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
       if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
     wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
     if (tracer) wg_mark_tile(i + 1, kTrMmaIssued);
+    if (WG_Y_TMA == 2 && kYTma && p.y_tma) {  // y(i)'s staging read before depthwise(i + 2) rewrites act[i % 2]
+      if ((tid & 31) == 0) tma_store_wait_read<0>();
+      __syncthreads();
+    }
     tile = next;
   }
+  if (kYTma && p.y_tma && (tid & 31) == 0) tma_store_wait<0>();  // (the smem stays valid until the stores have read it)
   if (tracer) wg_mark_ends(false);
   // Every x box this block issued has been waited for (x(i + 1 + S) only exists while tiles remain).
 }
@@ -594,7 +642,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 #endif
 static_assert(WG_WS == 0 || ((WG_WS == 1 || WG_WS == 2) && WARPGROUPS == 4), "WG_WS: 0 (off), 1 or 2 (need WARPGROUPS=4)");
 template <typename T, bool kSplit, int TT, int D>
-__global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap) {
+__global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
+                                                            const __grid_constant__ CUtensorMap /* ymap: unused */) {
   using E = WgElem<T>;
   using L = WgLayout<T, kSplit>;
   using Tiles = WgTiles<T, kSplit, TT, D>;
@@ -753,6 +802,19 @@ CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_
   return tma_map_3d(base, type, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
 }
 
+// Host: y, a (B, C_out, T_out) tensor of T, as 3-D (T_out, C_out, B), boxes of (kNT, 16, 1) in the 128-byte swizzle
+// (WG_Y_TMA's staged pieces); writes outside the tensor are dropped.
+template <typename T>
+CUtensorMap wg_y_map(void* base, int64_t B, int64_t C, int64_t L) {
+  const CUtensorMapDataType type = std::is_same_v<T, float>           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : std::is_same_v<T, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                      : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(L), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * sizeof(T), static_cast<cuuint64_t>(C * L) * sizeof(T)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(kNT), 16, 1};
+  return tma_map_3d(base, type, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
 // Host: the whole refusal of one configuration (nullptr = this variant computes `a`).
 template <typename T, bool kSplit>
 const char* wg_refusal(const FusedArgs& a) {
@@ -772,16 +834,20 @@ void wg_launch(const FusedArgs& a, void* stream) {
   if (wg_shape_refusal<T>(a) || !wg_plan<T, kSplit>(a, p, smem))
     throw std::runtime_error("wgmma variant: shape not supported (see fused_unsupported)");
   const CUtensorMap xmap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW);
+  // WG_Y_TMA: y as (T_out, C_out, B), boxes of kNT steps x 16 rows, 128-byte swizzle (otherwise xmap stands in, unused)
+  p.y_tma = (wg_y_tma<T, kSplit>() && !WG_WS && (a.T_out * static_cast<int64_t>(sizeof(T))) % 16 == 0 &&
+             reinterpret_cast<uintptr_t>(a.y) % 16 == 0) ? 1 : 0;
+  const CUtensorMap ymap = p.y_tma ? wg_y_map<T>(a.y, a.B, a.C_out, a.T_out) : xmap;
   auto kernel = [](auto dil) {  // the kernel for dilation dil (a compile-time constant)
     constexpr int D = decltype(dil)::value;
     if constexpr (WG_WS) return wg_ws_kernel<T, kSplit, TILE_T, D>;
     else return wg_kernel<T, kSplit, TILE_T, D>;
   };
   switch (a.dilation) {
-    case 1: return tc_launch_persistent(kernel(std::integral_constant<int, 1>{}), kThreads, smem, a, p, stream, xmap);
-    case 2: return tc_launch_persistent(kernel(std::integral_constant<int, 2>{}), kThreads, smem, a, p, stream, xmap);
-    case 3: return tc_launch_persistent(kernel(std::integral_constant<int, 3>{}), kThreads, smem, a, p, stream, xmap);
-    default: return tc_launch_persistent(kernel(std::integral_constant<int, 4>{}), kThreads, smem, a, p, stream, xmap);
+    case 1: return tc_launch_persistent(kernel(std::integral_constant<int, 1>{}), kThreads, smem, a, p, stream, xmap, ymap);
+    case 2: return tc_launch_persistent(kernel(std::integral_constant<int, 2>{}), kThreads, smem, a, p, stream, xmap, ymap);
+    case 3: return tc_launch_persistent(kernel(std::integral_constant<int, 3>{}), kThreads, smem, a, p, stream, xmap, ymap);
+    default: return tc_launch_persistent(kernel(std::integral_constant<int, 4>{}), kThreads, smem, a, p, stream, xmap, ymap);
   }
 }
 
