@@ -25,14 +25,20 @@
 //   Shared memory: 173 KiB dynamic at the headline (W_pw 32 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM.
 //   Knobs: this file's TILE_T over wgmma.cuh's defaults (WARPGROUPS, WG_X_FIRST, WG_X_SLOTS, WG_WS,
 //   WG_L2_PREFETCH, WG_MIN_BLOCKS) and common.cuh's FUSED_SILU; the tuned set is in results/tuned.json.
-// Next: stage y through the act buffer the MMA has just read and store it with TMA (whole rows instead of
-//   16-byte pieces), which the warp-specialized form can do without a block-wide barrier.
+// Since 2026-12-03 y goes out by TMA stores (WG_Y_TMA=1): each warp stages its 16 rows x 64 steps (128 bytes a
+//   row, swizzled) in the act buffer its MMA has just read, once both warpgroups of that column half are past it
+//   (a 256-thread named barrier), and one lane stores the box: ab at the headline 22.30 -> 19.07 us (bf16,
+//   logs/2026-12-03_2f00678_y_tma_ab_sanitize.log). Rows that do not fill 16-byte pieces (T_out % 8 != 0) keep
+//   the stores from the accumulators.
 // Shape limits (fused_unsupported): an sm_90 GPU, bfloat16 or float16 x with T % 8 == 0 and 16-byte
 //   alignment, dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other
 //   shape (and float32 input) to the next rung that serves it (rung 07 for 16-bit input).
 #ifndef TILE_T
 #define TILE_T 128
 #endif
+#ifndef WG_Y_TMA
+#define WG_Y_TMA 1  // y by TMA stores from the act buffer just read (wgmma.cuh): 22.30 -> 19.07 us at the headline
+#endif              // (ab, logs/2026-12-03_2f00678_y_tma_ab_sanitize.log); fp32's 8-byte stores gain nothing from it
 #include "wgmma.cuh"
 
 const char* fused_unsupported(const FusedArgs& a) {

@@ -46,6 +46,9 @@
 // after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9),
 // WG_MMA_SPREAD (a tile's GEMM in 4 parts between the next tile's depthwise groups: 25.50 against 23.70 us,
 // logs/2026-12-03_8b237e6_mma_spread_ab.log; the code: commit 8b237e6).
+#ifndef WG_WS
+#define WG_WS 0  // 1, 2: warp-specialized (wg_ws_kernel below)
+#endif
 #ifndef WG_Y_TMA
 #define WG_Y_TMA 0  // wg_kernel, fp32 at TILE_T = 64 or 16-bit at 128 (a warpgroup's N = 128 bytes of y): y(i) staged
                     // in the act buffer MMA(i) has just read (16 rows x N a warp, 128-byte swizzled) and written by
@@ -486,10 +489,14 @@ __device__ __forceinline__ unsigned char* wg_smem_base(unsigned char* raw) {
   return raw + ((1024 - (__cvta_generic_to_shared(raw) & 1023)) & 1023);
 }
 
-// WG_Y_TMA applies: wg_kernel (not WG_WS), one accumulator (not the split), 128 bytes of y per warpgroup row.
+// WG_Y_TMA's box width (elements of y per staged row: 128 bytes), 0 where it does not apply: wg_kernel with one
+// accumulator (not the split) and kNT * sizeof(T) == 128; wg_ws_kernel (WG_WS = 1) with TT * sizeof(T) == 128.
 template <typename T, bool kSplit>
-__host__ __device__ constexpr bool wg_y_tma() {
-  return WG_Y_TMA != 0 && !kSplit && kNT * sizeof(T) == 128;
+__host__ __device__ constexpr int wg_y_box() {
+  if (WG_Y_TMA == 0) return 0;
+  if (WG_WS == 0) return (!kSplit && kNT * sizeof(T) == 128) ? kNT : 0;
+  if (WG_WS == 1) return TILE_T * sizeof(T) == 128 ? TILE_T : 0;
+  return 0;
 }
 
 // The kernel (WG_WS = 0). Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x,
@@ -508,7 +515,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   using Tiles = WgTiles<T, kSplit, TT, D>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
-  constexpr bool kYTma = wg_y_tma<T, kSplit>();
+  constexpr bool kYTma = wg_y_box<T, kSplit>() != 0;
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
   uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // one per x slot
@@ -637,13 +644,10 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 // min(TT, 64). WG_WS=2: three producer warpgroups (the depthwise on 12 warps: on 8 it bounded the kernel) and
 // one consumer warpgroup for both row halves (its accumulators: 2 x TT/2 floats a thread; fp32 only at TT <= 64). (One consumer warpgroup for both row halves holds twice the accumulators: it spills
 // under the 128 registers a 512-thread block allows.)
-#ifndef WG_WS
-#define WG_WS 0
-#endif
 static_assert(WG_WS == 0 || ((WG_WS == 1 || WG_WS == 2) && WARPGROUPS == 4), "WG_WS: 0 (off), 1 or 2 (need WARPGROUPS=4)");
 template <typename T, bool kSplit, int TT, int D>
 __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
-                                                            const __grid_constant__ CUtensorMap /* ymap: unused */) {
+                                                            const __grid_constant__ CUtensorMap ymap) {
   using E = WgElem<T>;
   using L = WgLayout<T, kSplit>;
   using Tiles = WgTiles<T, kSplit, TT, D>;
@@ -652,6 +656,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
   constexpr int NC = WG_WS == 2 ? 128 : 256, NP = kThreads - NC;  // consumer and producer threads
   constexpr int kHalves = 256 / NC;  // W_pw row halves per consumer warpgroup
   constexpr int kN = TT < 64 ? TT : 64, kCH = TT / kN;  // wgmma N per column chunk, column chunks
+  constexpr bool kYTma = wg_y_box<T, kSplit>() != 0;  // (then kN = TT: one chunk; WG_WS = 1: two consumers)
   constexpr int kBarProducers = 1, kBarConsumers = 2;
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
@@ -737,8 +742,34 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
 #pragma unroll
         for (int ch = 0; ch < kCH; ++ch) wg_fence_regs(d[hh][ch]);
       if (tracer) wg_mark_tile(n, kTrMmaDone);
-      mbar_arrive(&empty[n & 1]);  // act[n % 2] read
       const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
+      if constexpr (kYTma) {
+        if (p.y_tma) {  // y(n) staged in act[n % 2] once both consumers are past MMA(n), stored by TMA, then released
+          named_bar_sync(kBarConsumers, NC);
+          float out[kN / 2];
+#pragma unroll
+          for (int r = 0; r < kN / 2; ++r) {
+            out[r] = d[0][0][kAcc - 1][r];
+#pragma unroll
+            for (int a = 0; a + 1 < kAcc; ++a) out[r] += d[0][0][a][r];
+          }
+          const int w = (tid >> 5) & 3, piece = 4 * cg + w;  // of the 8 pieces of 16 rows x 128 bytes
+          unsigned char* stage = smem + L::off_act + (n & 1) * L::act_stage + (piece / (TT / 16)) * (TT * 128) +
+                                 16 * (piece % (TT / 16)) * 128;
+          wg_stage_y<T, kN>(out, stage, bias_pw[0].x, bias_pw[0].y);
+          fence_proxy_async();  // the staged rows -> visible to the TMA store
+          __syncwarp();
+          if ((tid & 31) == 0) {
+            tma_store_3d(&ymap, stage, static_cast<int>(t0), cg * 64 + 16 * w, static_cast<int>(b));
+            tma_store_commit();
+            tma_store_wait_read<0>();  // before act[n % 2] goes back to the producers
+          }
+          mbar_arrive(&empty[n & 1]);  // (EMPTY completes after every warp's lane 0, so after every staged read)
+          if (tracer) wg_mark_tile(n, kTrStored);
+          continue;
+        }
+      }
+      mbar_arrive(&empty[n & 1]);  // act[n % 2] read
 #pragma unroll
       for (int hh = 0; hh < kHalves; ++hh)
 #pragma unroll
@@ -746,6 +777,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
           wg_store<T, kN, kAcc>(d[hh][ch], y, p, b, (cg + hh) * 64, t0 + ch * kN, bias_pw[hh].x, bias_pw[hh].y);
       if (tracer) wg_mark_tile(n, kTrStored);
     }
+    if (kYTma && p.y_tma && (tid & 31) == 0) tma_store_wait<0>();
     if (tracer) wg_mark_ends(false);
   }
   // Every x box the producers issued has been waited for (x(n + S) only exists while tiles remain).
@@ -802,16 +834,16 @@ CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_
   return tma_map_3d(base, type, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
 }
 
-// Host: y, a (B, C_out, T_out) tensor of T, as 3-D (T_out, C_out, B), boxes of (kNT, 16, 1) in the 128-byte swizzle
+// Host: y, a (B, C_out, T_out) tensor of T, as 3-D (T_out, C_out, B), boxes of (box_t, 16, 1) in the 128-byte swizzle
 // (WG_Y_TMA's staged pieces); writes outside the tensor are dropped.
 template <typename T>
-CUtensorMap wg_y_map(void* base, int64_t B, int64_t C, int64_t L) {
+CUtensorMap wg_y_map(void* base, int64_t B, int64_t C, int64_t L, int box_t) {
   const CUtensorMapDataType type = std::is_same_v<T, float>           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                    : std::is_same_v<T, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(L), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * sizeof(T), static_cast<cuuint64_t>(C * L) * sizeof(T)};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(kNT), 16, 1};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_t), 16, 1};
   return tma_map_3d(base, type, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
@@ -835,9 +867,10 @@ void wg_launch(const FusedArgs& a, void* stream) {
     throw std::runtime_error("wgmma variant: shape not supported (see fused_unsupported)");
   const CUtensorMap xmap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW);
   // WG_Y_TMA: y as (T_out, C_out, B), boxes of kNT steps x 16 rows, 128-byte swizzle (otherwise xmap stands in, unused)
-  p.y_tma = (wg_y_tma<T, kSplit>() && !WG_WS && (a.T_out * static_cast<int64_t>(sizeof(T))) % 16 == 0 &&
+  constexpr int kYBox = wg_y_box<T, kSplit>();
+  p.y_tma = (kYBox > 0 && (a.T_out * static_cast<int64_t>(sizeof(T))) % 16 == 0 &&
              reinterpret_cast<uintptr_t>(a.y) % 16 == 0) ? 1 : 0;
-  const CUtensorMap ymap = p.y_tma ? wg_y_map<T>(a.y, a.B, a.C_out, a.T_out) : xmap;
+  const CUtensorMap ymap = p.y_tma ? wg_y_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox) : xmap;
   auto kernel = [](auto dil) {  // the kernel for dilation dil (a compile-time constant)
     constexpr int D = decltype(dil)::value;
     if constexpr (WG_WS) return wg_ws_kernel<T, kSplit, TILE_T, D>;
