@@ -28,8 +28,9 @@
 // Since 2026-12-03 y goes out by TMA stores (WG_Y_TMA=1): each warp stages its 16 rows x 64 steps (128 bytes a
 //   row, swizzled) in the act buffer its MMA has just read, once both warpgroups of that column half are past it
 //   (a 256-thread named barrier), and one lane stores the box: ab at the headline 22.30 -> 19.07 us (bf16,
-//   logs/2026-12-03_2f00678_y_tma_ab_sanitize.log). Rows that do not fill 16-byte pieces (T_out % 8 != 0) keep
-//   the stores from the accumulators.
+//   logs/2026-12-03_2f00678_y_tma_ab_sanitize.log); bench 18.9 us against the bf16 clone's 9.07 (2.08x, from
+//   2.43x; logs/2026-12-03_ec050bc_bf16_y_tma_verify_bench.log). Rows that do not fill 16-byte pieces
+//   (T_out % 8 != 0) keep the stores from the accumulators.
 // Shape limits (fused_unsupported): an sm_90 GPU, bfloat16 or float16 x with T % 8 == 0 and 16-byte
 //   alignment, dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other
 //   shape (and float32 input) to the next rung that serves it (rung 07 for 16-bit input).
