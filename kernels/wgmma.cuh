@@ -45,15 +45,19 @@
 // W_pw's loads), WG_TMA_LATE (next x load after the wgmmas) and WG_W_TMA (W_pw by four TMA boxes rounded in place
 // after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9),
 // WG_MMA_SPREAD (a tile's GEMM in 4 parts between the next tile's depthwise groups: 25.50 against 23.70 us,
-// logs/2026-12-03_8b237e6_mma_spread_ab.log; the code: commit 8b237e6).
+// logs/2026-12-03_8b237e6_mma_spread_ab.log; the code: commit 8b237e6), WG_DW_PAIR (two depthwise groups a step, act stores at precomputed offsets:
+// 23.97 against 23.86 us) and WG_WS=2 (three producer warpgroups, one consumer: 24.45 against 23.78;
+// logs/2026-12-03_99b1738_dw_pair_ws2_ab.log; the code: commit 99b1738).
 #ifndef WG_WS
-#define WG_WS 0  // 1, 2: warp-specialized (wg_ws_kernel below)
+#define WG_WS 0  // 1: warp-specialized (wg_ws_kernel below)
 #endif
 #ifndef WG_Y_TMA
-#define WG_Y_TMA 0  // wg_kernel, fp32 at TILE_T = 64 or 16-bit at 128 (a warpgroup's N = 128 bytes of y): y(i) staged
-                    // in the act buffer MMA(i) has just read (16 rows x N a warp, 128-byte swizzled) and written by
-                    // TMA stores instead of 8-byte stores from the accumulators; 1: the stores' reads of the staging
-                    // awaited before the tile's last barrier, 2: after the next MMA issue (one more barrier)
+#define WG_Y_TMA 0  // y(i) staged in the act buffer MMA(i) has just read (16 rows x 128 bytes a warp, swizzled) and
+                    // written by TMA stores instead of the stores from the accumulators, where a warpgroup's N is 128
+                    // bytes of y (wg_y_box): wg_kernel at fp32 TILE_T = 64 or 16-bit 128 (1: the staging's reads
+                    // awaited before the tile's last barrier, 2: after the next MMA issue, one more barrier), and the
+                    // WG_WS consumers at TILE_T = 32 fp32 (before act goes back to the producers). Rung 11's default
+                    // (19.07 against 22.30 us); fp32 rung 09 slower (25.28 against 23.68; docs/ladder.md)
 #endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
@@ -176,32 +180,6 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
   }
 }
 
-// Per-thread act store offsets for WG_DW_PAIR (computed once per kernel: the shift below is the same for every
-// tile, TT being a multiple of G): o[e + i] = the byte offset, from a group's first act row, of output i of a group
-// whose first tile column tt0 has (tt0 + shift) % 8 == e (e = 0, or 4 for the second group of an fp32 pair):
-// (i % G) * 128 + the swizzled 16-byte chunk of channel c in row tt0 + i.
-struct WgActOffs {
-  uint32_t o[8];
-};
-template <typename T, int TT>
-__device__ __forceinline__ WgActOffs wg_act_offs(int c, int padding) {
-  using E = WgElem<T>;
-  constexpr int G = 16 / static_cast<int>(sizeof(T)), ES = static_cast<int>(sizeof(E));
-  const uint32_t chunk = ((c % (128 / ES)) * ES) >> 4;
-  const int64_t xs = -static_cast<int64_t>(padding);
-  const int shift = static_cast<int>(xs - tc_x_start(xs, G));
-  WgActOffs a;
-#pragma unroll
-  for (int idx = 0; idx < 8; ++idx)
-    a.o[idx] = (idx % G) * 128u + ((chunk ^ static_cast<uint32_t>((idx - shift) & 7)) << 4);
-  return a;
-}
-#ifndef WG_DW_PAIR
-#define WG_DW_PAIR 0  // 1: the fp32 depthwise builds two groups per step where both lie inside the tile (one window
-                      // of NQ + 1 loads, both groups' chains interleaved, one SiLU guard for 8 values, stores at
-                      // precomputed swizzled offsets)
-#endif
-
 // Depthwise + bias + SiLU of one channel over output groups [j0, j1) of one tile, into act (K-major,
 // swizzled: row = tile column, k = channel). G = 16 bytes of x = 4 fp32 or 8 16-bit outputs per group:
 // group j covers tile columns G j - shift .. G j - shift + G - 1 and reads the 16-byte aligned x window
@@ -210,12 +188,10 @@ __device__ __forceinline__ WgActOffs wg_act_offs(int c, int padding) {
 // taps that exist are issued (the run-time K form issued kKmax predicated taps and window copies: 170-223
 // SASS instructions per 4 outputs at d=2, then 106-110). SiLU: eager's formula for the split, whose
 // activations must be fp32-exact; otherwise eager's value rounded to the GEMM's type, by the guarded fast form.
-// WG_DW_PAIR: groups j, j + 1 (j even, so that their swizzle rows are the offsets' e = 0 and 4) in one step where
-// both are inside the tile; the same values in the same order per output (same bits).
 template <typename T, bool kSplit, int TT, int D, int K>
 __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small_off, const T* xrow,
                                              const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
-                                             int j1, int shift, const WgActOffs& ao) {
+                                             int j1, int shift) {
   using E = WgElem<T>;
   constexpr int G = 16 / static_cast<int>(sizeof(T));
   constexpr int ES = static_cast<int>(sizeof(E));
@@ -223,8 +199,6 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int kb = (c % (128 / ES)) * ES;              // byte of channel c within its atom row
   const uint32_t cbase = (c / (128 / ES)) * (TT * 128) + (kb & 15);
   const uint32_t chunk = kb >> 4;
-  // fp32 only: a 16-bit group already holds 8 outputs, and a pair of them spilled at d = 1 (bf16, 60 bytes)
-  constexpr bool kPair = WG_DW_PAIR && G == 4;
   // the G depthwise sums of the group whose window starts at win (bias, then the taps in order)
   auto values = [&](const float* win, float (&acc)[G]) {
 #pragma unroll
@@ -260,47 +234,17 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
         if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
     }
   };
-  for (int j = j0; j < j1;) {
-    const int tt0 = G * j - shift;
-    if (kPair && j + 1 < j1 && (j & 1) == 0 && tt0 >= 0 && tt0 + 2 * G <= TT) {  // warp-uniform
-      float v[2 * G];
-      if (live) {
-        float win[G * (NQ + 1)];
-#pragma unroll
-        for (int q = 0; q <= NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
-        values(win, reinterpret_cast<float(&)[G]>(v[0]));
-        values(win + G, reinterpret_cast<float(&)[G]>(v[G]));
-        if constexpr (kSplit) {
-#pragma unroll
-          for (int i = 0; i < 2 * G; ++i) v[i] = silu_eager(v[i]);
-        } else {
-          silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < 2 * G; ++i) v[i] = 0.0f;
-      }
-      unsigned char* base = sAct + cbase + tt0 * 128;
-#pragma unroll
-      for (int i = 0; i < G; ++i) wg_put_act<E, kSplit>(base + ao.o[i], small_off, v[i]);
-#pragma unroll
-      for (int i = 0; i < G; ++i) wg_put_act<E, kSplit>(base + G * 128 + ao.o[G % 8 + i], small_off, v[G + i]);
-      j += 2;
-    } else {
-      single(j);
-      ++j;
-    }
-  }
+  for (int j = j0; j < j1; ++j) single(j);
 }
 
 // Run-time K -> wg_dw_silu_k<.., K> (K = KK, KK - 1, ..., 1; the shape test guarantees (K-1)*D <= 16).
 template <typename T, bool kSplit, int TT, int D, int KK = 16 / D + 1>
 __device__ __forceinline__ void wg_dw_silu(int K, unsigned char* sAct, uint32_t small_off, const T* xrow,
                                            const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
-                                           int j1, int shift, const WgActOffs& ao) {
+                                           int j1, int shift) {
   if constexpr (KK >= 1) {
-    if (K == KK) wg_dw_silu_k<T, kSplit, TT, D, KK>(sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift, ao);
-    else wg_dw_silu<T, kSplit, TT, D, KK - 1>(K, sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift, ao);
+    if (K == KK) wg_dw_silu_k<T, kSplit, TT, D, KK>(sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift);
+    else wg_dw_silu<T, kSplit, TT, D, KK - 1>(K, sAct, small_off, xrow, wt, bias, c, live, j0, j1, shift);
   }
 }
 
@@ -366,14 +310,14 @@ struct WgTiles {
   }
   // x slot n % S -> act buffer n % 2 for tile t: channel c, share h of nsplit of the tile's groups.
   __device__ __forceinline__ void depthwise(int n, int64_t t, const float (&wt)[kKmax], float bias, int c, bool live,
-                                            int h, int nsplit, const WgActOffs& ao) const {
+                                            int h, int nsplit) const {
     const int64_t xs = (t % p.n_tt) * TT - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     const int groups = TT / G + (shift > 0 ? 1 : 0);  // per channel row
     if (!(FUSED_ABLATE & 1))
       wg_dw_silu<T, kSplit, TT, D>(p.K, smem + L::off_act + (n & 1) * L::act_stage, L::act_part,
                                    reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW, wt,
-                                   bias, c, live, groups * h / nsplit, groups * (h + 1) / nsplit, shift, ao);
+                                   bias, c, live, groups * h / nsplit, groups * (h + 1) / nsplit, shift);
   }
 };
 
@@ -531,7 +475,6 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 #pragma unroll
   for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
   if (live && p.b_dw) bias = __ldg(p.b_dw + c);
-  const WgActOffs ao = wg_act_offs<T, TT>(c, p.padding);
 
   if (tid == 0) {
     for (int s = 0; s < S; ++s) mbar_init(&xbar[s], 1);
@@ -553,7 +496,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);
   if (tid == 0) tiles.after_first(tile);
-  tiles.depthwise(0, tile, wt, bias, c, live, h, nsplit, ao);
+  tiles.depthwise(0, tile, wt, bias, c, live, h, nsplit);
   if (tracer) wg_mark_tile(0, kTrDwDone);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
@@ -581,7 +524,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     if (has_next) {
       tiles.wait_x(i + 1);  // x(next) landed
       if (tracer) wg_mark_tile(i + 1, kTrXLanded);
-      tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit, ao);  // overlaps MMA(tile)
+      tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit);  // overlaps MMA(tile)
       if (tracer) wg_mark_tile(i + 1, kTrDwDone);
       fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
       if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
@@ -641,10 +584,9 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 // Handoffs are mbarriers (FULL: every producer thread, after its act stores and a proxy fence, so the
 // wgmma reads see them; EMPTY: every consumer thread, after wgmma.wait), as rung 08's racechecked design.
 // Consumer warpgroup cg multiplies W rows 64 cg .. + 63 by every column of the tile, in wgmma N of
-// min(TT, 64). WG_WS=2: three producer warpgroups (the depthwise on 12 warps: on 8 it bounded the kernel) and
-// one consumer warpgroup for both row halves (its accumulators: 2 x TT/2 floats a thread; fp32 only at TT <= 64). (One consumer warpgroup for both row halves holds twice the accumulators: it spills
+// min(TT, 64). (One consumer warpgroup for both row halves holds twice the accumulators: it spills
 // under the 128 registers a 512-thread block allows.)
-static_assert(WG_WS == 0 || ((WG_WS == 1 || WG_WS == 2) && WARPGROUPS == 4), "WG_WS: 0 (off), 1 or 2 (need WARPGROUPS=4)");
+static_assert(WG_WS == 0 || (WG_WS == 1 && WARPGROUPS == 4), "WG_WS: 0 (off) or 1 (needs WARPGROUPS=4)");
 template <typename T, bool kSplit, int TT, int D>
 __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
                                                             const __grid_constant__ CUtensorMap ymap) {
@@ -653,8 +595,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
   using Tiles = WgTiles<T, kSplit, TT, D>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
-  constexpr int NC = WG_WS == 2 ? 128 : 256, NP = kThreads - NC;  // consumer and producer threads
-  constexpr int kHalves = 256 / NC;  // W_pw row halves per consumer warpgroup
+  constexpr int NC = 256, NP = kThreads - NC;  // consumer and producer threads
   constexpr int kN = TT < 64 ? TT : 64, kCH = TT / kN;  // wgmma N per column chunk, column chunks
   constexpr bool kYTma = wg_y_box<T, kSplit>() != 0;  // (then kN = TT: one chunk; WG_WS = 1: two consumers)
   constexpr int kBarProducers = 1, kBarConsumers = 2;
@@ -684,7 +625,6 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
 #pragma unroll
     for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
     if (live && p.b_dw) bias = __ldg(p.b_dw + c);
-    const WgActOffs ao = wg_act_offs<T, TT>(c, p.padding);
     if (ptid == 0)
       for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, blockIdx.x + n * stride);
     const bool tracer = FUSED_TRACE && ptid == 0;
@@ -695,7 +635,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
       if (n == 0 && ptid == 0) tiles.after_first(tile);
       if (n >= 2) mbar_wait(&empty[n & 1], ((n >> 1) - 1) & 1);  // the consumers' MMA(n - 2) is done with it
       if (tracer) wg_mark_tile(n, kTrActFree);
-      tiles.depthwise(n, tile, wt, bias, c, live, h, nsplit, ao);
+      tiles.depthwise(n, tile, wt, bias, c, live, h, nsplit);
       if (tracer) wg_mark_tile(n, kTrDwDone);
       fence_proxy_async();  // act[n % 2] -> visible to the consumers' wgmma
       mbar_arrive(&full[n & 1]);
@@ -710,37 +650,28 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
     fence_proxy_async();
     named_bar_sync(kBarConsumers, NC);  // W_pw complete and visible to wgmma
     if (tracer) wg_mark(kTrWFill);
-    const int cg = tid >> 7;  // WG_WS == 2: the one consumer warpgroup takes both row halves
+    const int cg = tid >> 7;
     const uint32_t w_cg = smem_u32(smem) + cg * 64 * 128, act_addr = smem_u32(smem + L::off_act);
-    float d[kHalves][kCH][kAcc][kN / 2];
+    float d[kCH][kAcc][kN / 2];
 #pragma unroll
-    for (int hh = 0; hh < kHalves; ++hh)
+    for (int u = 0; u < kCH; ++u)
 #pragma unroll
-      for (int u = 0; u < kCH; ++u)
+      for (int a = 0; a < kAcc; ++a)
 #pragma unroll
-        for (int a = 0; a < kAcc; ++a)
-#pragma unroll
-          for (int r = 0; r < kN / 2; ++r) d[hh][u][a][r] = 0.0f;
-    float2 bias_pw[kHalves];
-#pragma unroll
-    for (int hh = 0; hh < kHalves; ++hh) bias_pw[hh] = wg_bias(p, (cg + hh) * 64);
+        for (int r = 0; r < kN / 2; ++r) d[u][a][r] = 0.0f;
+    const float2 bias_pw = wg_bias(p, cg * 64);
     T* y = static_cast<T*>(p.y);
     int n = 0;
     for (int64_t tile = blockIdx.x; tile < p.n_tiles; tile += stride, ++n) {
       mbar_wait(&full[n & 1], (n >> 1) & 1);
       const uint32_t act_n = act_addr + (n & 1) * L::act_stage;
 #pragma unroll
-      for (int hh = 0; hh < kHalves; ++hh)
-#pragma unroll
-        for (int ch = 0; ch < kCH; ++ch)
-          wg_gemm_issue<E, kSplit, kN, TT>(d[hh][ch], w_cg + hh * 64 * 128, act_n + ch * kN * 128, L::w_bytes,
-                                           L::act_part);
+      for (int ch = 0; ch < kCH; ++ch)
+        wg_gemm_issue<E, kSplit, kN, TT>(d[ch], w_cg, act_n + ch * kN * 128, L::w_bytes, L::act_part);
       if (tracer) wg_mark_tile(n, kTrMmaIssued);
       wg_wait<0>();
 #pragma unroll
-      for (int hh = 0; hh < kHalves; ++hh)
-#pragma unroll
-        for (int ch = 0; ch < kCH; ++ch) wg_fence_regs(d[hh][ch]);
+      for (int ch = 0; ch < kCH; ++ch) wg_fence_regs(d[ch]);
       if (tracer) wg_mark_tile(n, kTrMmaDone);
       const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
       if constexpr (kYTma) {
@@ -749,14 +680,14 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
           float out[kN / 2];
 #pragma unroll
           for (int r = 0; r < kN / 2; ++r) {
-            out[r] = d[0][0][kAcc - 1][r];
+            out[r] = d[0][kAcc - 1][r];
 #pragma unroll
-            for (int a = 0; a + 1 < kAcc; ++a) out[r] += d[0][0][a][r];
+            for (int a = 0; a + 1 < kAcc; ++a) out[r] += d[0][a][r];
           }
           const int w = (tid >> 5) & 3, piece = 4 * cg + w;  // of the 8 pieces of 16 rows x 128 bytes
           unsigned char* stage = smem + L::off_act + (n & 1) * L::act_stage + (piece / (TT / 16)) * (TT * 128) +
                                  16 * (piece % (TT / 16)) * 128;
-          wg_stage_y<T, kN>(out, stage, bias_pw[0].x, bias_pw[0].y);
+          wg_stage_y<T, kN>(out, stage, bias_pw.x, bias_pw.y);
           fence_proxy_async();  // the staged rows -> visible to the TMA store
           __syncwarp();
           if ((tid & 31) == 0) {
@@ -771,10 +702,8 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
       }
       mbar_arrive(&empty[n & 1]);  // act[n % 2] read
 #pragma unroll
-      for (int hh = 0; hh < kHalves; ++hh)
-#pragma unroll
-        for (int ch = 0; ch < kCH; ++ch)
-          wg_store<T, kN, kAcc>(d[hh][ch], y, p, b, (cg + hh) * 64, t0 + ch * kN, bias_pw[hh].x, bias_pw[hh].y);
+      for (int ch = 0; ch < kCH; ++ch)
+        wg_store<T, kN, kAcc>(d[ch], y, p, b, cg * 64, t0 + ch * kN, bias_pw.x, bias_pw.y);
       if (tracer) wg_mark_tile(n, kTrStored);
     }
     if (kYTma && p.y_tma && (tid & 31) == 0) tma_store_wait<0>();
@@ -866,7 +795,7 @@ void wg_launch(const FusedArgs& a, void* stream) {
   if (wg_shape_refusal<T>(a) || !wg_plan<T, kSplit>(a, p, smem))
     throw std::runtime_error("wgmma variant: shape not supported (see fused_unsupported)");
   const CUtensorMap xmap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW);
-  // WG_Y_TMA: y as (T_out, C_out, B), boxes of kNT steps x 16 rows, 128-byte swizzle (otherwise xmap stands in, unused)
+  // WG_Y_TMA: y as (T_out, C_out, B), boxes of kYBox steps x 16 rows, 128-byte swizzle (otherwise xmap stands in, unused)
   constexpr int kYBox = wg_y_box<T, kSplit>();
   p.y_tma = (kYBox > 0 && (a.T_out * static_cast<int64_t>(sizeof(T))) % 16 == 0 &&
              reinterpret_cast<uintptr_t>(a.y) % 16 == 0) ? 1 : 0;
