@@ -226,3 +226,27 @@ else:
 # headline with the same bits, and rung 11 (bf16) from 24.5 to 22.4. Rung 12 got slower with it (28.4 to 31.7), so
 # it keeps eager's formula (results/logs/2026-12-02_0618161_guarded_silu_batched.log; docs/ladder.md). The table
 # above is from this notebook's own run, made before this change.
+
+# %% [markdown]
+# ## Where the time goes now, and y by TMA stores (2026-12-03)
+#
+# Leaving parts out of ModelNew's fp32 kernel (rung 9, `scripts/ablate.py`, two runs at the headline; drawn by
+# `scripts/plot_ablation.py` from results/logs/2026-12-03_99b1738_ablate_ncu.log and 2026-12-03_5273aae_dram_ablate.log):
+#
+# ![rung 9 with parts left out](../results/ablation_wgmma_wide_2026-12-03.png)
+#
+# The depthwise and the y stores cost ~5.5 us each of ~23, the MMA ~3. Bytes are not what binds it: with every
+# tile's y written into one batch row (the same store instructions, all in L2) it runs as long, with every x tile
+# read from one batch row (L2 hits) 1 us shorter ("without x copies" is slower, not faster: the depthwise then
+# reads stale shared memory, whose values take the SiLU's slow path). Shortening one phase alone did not help: a
+# depthwise with ~12% fewer instructions and twice the independent work per thread ran 0.7% slower, and 12
+# producer warps beside one MMA warpgroup 2.7% slower (docs/ladder.md): the block's barriers tie the phases together.
+#
+# What did pay is the y stores where they were worst. In rung 11 (bf16 I/O) each thread wrote 16 bf16x2 values
+# (a warp's store covered 8 rows x 16 bytes); now each warp stages its 16 rows in the act buffer its MMA has just
+# read, in the 128-byte swizzle, and one lane writes them with a TMA store (`WG_Y_TMA` in `kernels/wgmma.cuh`):
+# 22.30 -> 19.07 us in one A/B, and in the bench 18.9 us against the bf16 copy's 9.07
+# (results/logs/2026-12-03_2f00678_y_tma_ab_sanitize.log, 2026-12-03_ec050bc_bf16_y_tma_verify_bench.log). In
+# fp32 the same form is 6.6% slower: 8-byte stores already fill 32-byte sectors, and the extra barrier and the wait
+# for the staging's reads cost more than they save. The tables above are from this notebook's own run, made before
+# this change.

@@ -77,3 +77,19 @@ def test_trace_timeline_draws_from_a_recorded_csv(tmp_path):
         subprocess.run([sys.executable, str(root / "scripts" / "trace_case.py"), "--from-csv", str(traces / f"{name}.csv"),
                         "--plot", str(png), *extra], check=True, capture_output=True, timeout=120)
         assert png.stat().st_size > 10_000
+
+
+def test_ablation_picture_draws_from_the_logged_runs(tmp_path):
+    """scripts/plot_ablation.py reads scripts/ablate.py's logged lines (the default logs are committed) and draws
+    them; a log without a full-kernel line is refused by name."""
+    import subprocess
+    import sys
+    script = fj.ROOT / "scripts" / "plot_ablation.py"
+    png = tmp_path / "a.png"
+    subprocess.run([sys.executable, str(script), "--out", str(png)], check=True, capture_output=True, timeout=120)
+    assert png.stat().st_size > 10_000
+    bad = tmp_path / "x_deadbee_bad.log"
+    bad.write_text("mask  1 without depthwise                        median    17.70 us  (p10 17.09, p90 18.44)\n")
+    r = subprocess.run([sys.executable, str(script), "--out", str(png), str(bad)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode != 0 and "no 'mask 0 full kernel' line" in (r.stdout + r.stderr)
