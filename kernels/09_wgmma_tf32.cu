@@ -32,8 +32,9 @@
 //   phases running one after another rather than by DRAM (below); the version-by-version history and the
 //   knobs measured and not kept are in docs/ladder.md.
 //   Shared memory: 205 KiB dynamic at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM.
-//   Knobs: wgmma.cuh's (WARPGROUPS, TILE_T, WG_X_SLOTS, WG_X_FIRST, WG_L2_PREFETCH, WG_WS, WG_MIN_BLOCKS) and
-//   common.cuh's FUSED_SILU; wgmma.cuh's defaults are this rung's tuned configuration (results/tuned.json).
+//   Knobs: wgmma.cuh's (WARPGROUPS, TILE_T, WG_X_SLOTS, WG_X_FIRST, WG_L2_PREFETCH, WG_WS, WG_MIN_BLOCKS, WG_Y_TMA)
+//   and common.cuh's FUSED_SILU; wgmma.cuh's defaults are this rung's tuned configuration (results/tuned.json).
+//   WG_Y_TMA=1 (y by TMA stores, rung 11's default) is 6.6% slower here: 8-byte stores already fill 32-byte sectors.
 // Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; results/traces/)
 //   says where a block's time goes. The first x tile lands late (every SM asks for its tiles at once;
 //   WG_X_FIRST shortens it). Then each tile's phases run one after another: the depthwise, the MMA issue
@@ -51,7 +52,8 @@
 //   16-byte alignment, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise); C_in <= 128,
 //   C_out <= 128. ModelNew routes every other shape to the next rung of its accuracy class (rung 8, then 5).
 // Timing experiments: FUSED_ABLATE (common.cuh; scripts/ablate.py) leaves out the depthwise (1), the
-//   MMAs (2), the y stores (4) or the x copies (8).
+//   MMAs (2), the y stores (4) or the x copies (8), the W_pw fill (16) or its rounding (32), or keeps y's writes
+//   (64) or x's reads (128) in L2. Where the time went on 2026-12-03: docs/ladder.md, results/ablation_*.png.
 #include "wgmma.cuh"  // its defaults are this rung's tuned configuration
 
 const char* fused_unsupported(const FusedArgs& a) {
