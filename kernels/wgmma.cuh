@@ -54,10 +54,11 @@
 #ifndef WG_Y_TMA
 #define WG_Y_TMA 0  // y(i) staged in the act buffer MMA(i) has just read (16 rows x 128 bytes a warp, swizzled) and
                     // written by TMA stores instead of the stores from the accumulators, where a warpgroup's N is 128
-                    // bytes of y (wg_y_box): wg_kernel at fp32 TILE_T = 64 or 16-bit 128 (1: the staging's reads
-                    // awaited before the tile's last barrier, 2: after the next MMA issue, one more barrier), and the
-                    // WG_WS consumers at TILE_T = 32 fp32 (before act goes back to the producers). Rung 11's default
-                    // (19.07 against 22.30 us); fp32 rung 09 slower (25.28 against 23.68; docs/ladder.md)
+                    // bytes of y (wg_y_box): wg_kernel at fp32 TILE_T = 64 or 16-bit 128 (the staging's reads
+                    // awaited before the tile's last barrier; awaited after the next MMA issue, one barrier more, it
+                    // was slower: 25.79 us, code in 2f00678), and the WG_WS consumers at TILE_T = 32 fp32 (before act
+                    // goes back to the producers). Rung 11's default (19.07 against 22.30 us); fp32 rung 09 slower
+                    // (25.28 against 23.68; docs/ladder.md)
 #endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
@@ -199,16 +200,7 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int kb = (c % (128 / ES)) * ES;              // byte of channel c within its atom row
   const uint32_t cbase = (c / (128 / ES)) * (TT * 128) + (kb & 15);
   const uint32_t chunk = kb >> 4;
-  // the G depthwise sums of the group whose window starts at win (bias, then the taps in order)
-  auto values = [&](const float* win, float (&acc)[G]) {
-#pragma unroll
-    for (int i = 0; i < G; ++i) acc[i] = bias;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-      for (int i = 0; i < G; ++i) acc[i] = fmaf(wt[k], win[k * D + i], acc[i]);
-  };
-  auto single = [&](int j) {
+  for (int j = j0; j < j1; ++j) {
     float v[G];
 #pragma unroll
     for (int i = 0; i < G; ++i) v[i] = 0.0f;
@@ -216,7 +208,12 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
       float win[G * NQ];
 #pragma unroll
       for (int q = 0; q < NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
-      values(win, v);
+#pragma unroll
+      for (int i = 0; i < G; ++i) v[i] = bias;
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
 #pragma unroll
       for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
       if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
@@ -233,8 +230,7 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
       for (int i = 0; i < G; ++i)
         if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
     }
-  };
-  for (int j = j0; j < j1; ++j) single(j);
+  }
 }
 
 // Run-time K -> wg_dw_silu_k<.., K> (K = KK, KK - 1, ..., 1; the shape test guarantees (K-1)*D <= 16).
@@ -408,10 +404,13 @@ __device__ __forceinline__ void wg_store(const float (&d)[A][N / 2], T* y, const
     tc_warp_store<T, 16, N>(reinterpret_cast<const float(&)[1][N / 8][4]>(out), y, p, b, row0 + (warp & 3) * 16, tcol);
   }
 }
-// WG_Y_TMA: bias + this warp's 16 rows x N columns of y into `piece` (2 KB, 1024-byte aligned: rows of 128 bytes, the
-// 16-byte chunk index XOR row % 8, TMA's 128-byte swizzle), from one accumulator array (not the split).
+// WG_Y_TMA: bias + this warp's 16 rows x N columns of y (one accumulator array, the split's already summed) into
+// `piece` (2 KB, 1024-byte aligned: rows of 128 bytes, the 16-byte chunk index XOR row % 8, TMA's 128-byte swizzle),
+// then lane 0 stores it as the box (t, row, b) of ymap and waits until the store has read `piece`, which the caller
+// may then hand back for rewriting.
 template <typename T, int N>
-__device__ __forceinline__ void wg_stage_y(const float (&d)[N / 2], unsigned char* piece, float bias_lo, float bias_hi) {
+__device__ __forceinline__ void wg_store_tma(const float (&d)[N / 2], unsigned char* piece, float bias_lo,
+                                             float bias_hi, const CUtensorMap* ymap, int64_t t, int row, int64_t b) {
   static_assert(N * sizeof(T) == 128, "a staged row is one 128-byte swizzle row");
   const int lane = threadIdx.x & 31, q = lane & 3, r = lane >> 2;
 #pragma unroll
@@ -419,6 +418,13 @@ __device__ __forceinline__ void wg_stage_y(const float (&d)[N / 2], unsigned cha
     const uint32_t byte = (8 * j + 2 * q) * sizeof(T), sw = (((byte >> 4) ^ r) << 4) + (byte & 15);
     tc_store2(reinterpret_cast<T*>(piece + r * 128 + sw), d[4 * j] + bias_lo, d[4 * j + 1] + bias_lo);
     tc_store2(reinterpret_cast<T*>(piece + (r + 8) * 128 + sw), d[4 * j + 2] + bias_hi, d[4 * j + 3] + bias_hi);
+  }
+  fence_proxy_async();  // the staged rows -> visible to the TMA store
+  __syncwarp();
+  if (lane == 0) {
+    tma_store_3d(ymap, piece, static_cast<int>(t), row, static_cast<int>(b));
+    tma_store_commit();
+    tma_store_wait_read<0>();
   }
 }
 // This thread's two output-channel biases for the warpgroup rows from row0 (0 past C_out or without bias).
@@ -542,14 +548,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
       const int piece = 4 * wg_m + (warp & 3);  // of the 8 pieces of 16 rows x 128 bytes in the half
       unsigned char* stage = smem + L::off_act + (i & 1) * L::act_stage + (piece / (kNT / 16)) * (TT * 128) +
                              (wg_n * kNT + 16 * (piece % (kNT / 16))) * 128;
-      wg_stage_y<T, kNT>(d[0], stage, bias_pw.x, bias_pw.y);
-      fence_proxy_async();  // the staged rows -> visible to the TMA store
-      __syncwarp();
-      if ((tid & 31) == 0) {
-        tma_store_3d(&ymap, stage, static_cast<int>(ycol), wg_m * 64 + 16 * (warp & 3), static_cast<int>(yb));
-        tma_store_commit();
-        if (WG_Y_TMA == 1) tma_store_wait_read<0>();  // act[i % 2] is rewritten by depthwise(i + 2)
-      }
+      // (act[i % 2] is rewritten by depthwise(i + 2), after the barrier below)
+      wg_store_tma<T, kNT>(d[0], stage, bias_pw.x, bias_pw.y, &ymap, ycol, wg_m * 64 + 16 * (warp & 3), yb);
     } else {
       // FUSED_ABLATE 64: every tile's y into batch row 0 (the same stores, L2-resident: what y's DRAM writes cost)
       wg_store<T, kNT, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y);
@@ -562,10 +562,6 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
       if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
     wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
     if (tracer) wg_mark_tile(i + 1, kTrMmaIssued);
-    if (WG_Y_TMA == 2 && kYTma && p.y_tma) {  // y(i)'s staging read before depthwise(i + 2) rewrites act[i % 2]
-      if ((tid & 31) == 0) tma_store_wait_read<0>();
-      __syncthreads();
-    }
     tile = next;
   }
   if (kYTma && p.y_tma && (tid & 31) == 0) tma_store_wait<0>();  // (the smem stays valid until the stores have read it)
@@ -687,14 +683,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
           const int w = (tid >> 5) & 3, piece = 4 * cg + w;  // of the 8 pieces of 16 rows x 128 bytes
           unsigned char* stage = smem + L::off_act + (n & 1) * L::act_stage + (piece / (TT / 16)) * (TT * 128) +
                                  16 * (piece % (TT / 16)) * 128;
-          wg_stage_y<T, kN>(out, stage, bias_pw.x, bias_pw.y);
-          fence_proxy_async();  // the staged rows -> visible to the TMA store
-          __syncwarp();
-          if ((tid & 31) == 0) {
-            tma_store_3d(&ymap, stage, static_cast<int>(t0), cg * 64 + 16 * w, static_cast<int>(b));
-            tma_store_commit();
-            tma_store_wait_read<0>();  // before act[n % 2] goes back to the producers
-          }
+          wg_store_tma<T, kN>(out, stage, bias_pw.x, bias_pw.y, &ymap, t0, cg * 64 + 16 * w, b);
           mbar_arrive(&empty[n & 1]);  // (EMPTY completes after every warp's lane 0, so after every staged read)
           if (tracer) wg_mark_tile(n, kTrStored);
           continue;
@@ -750,30 +739,19 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   return true;
 }
 
-// Host: a TMA descriptor of x, a (B, C, L) tensor of T, as 3-D (L, C, B), box (box_l, box_c or C, 1), no
-// swizzle, zeros outside.
+// Host: a TMA descriptor of a (B, C, L) tensor of T as 3-D (L, C, B), boxes of (box_l, box_c or C, 1): x (no swizzle,
+// zeros read outside) and, for WG_Y_TMA, y (boxes of 16 rows in the 128-byte swizzle of the staged pieces; writes
+// outside the tensor dropped).
 template <typename T>
-CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l, int box_c = 0) {
+CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l, int box_c = 0,
+                     CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE) {
   const CUtensorMapDataType type = std::is_same_v<T, float>           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                    : std::is_same_v<T, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(L), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * sizeof(T), static_cast<cuuint64_t>(C * L) * sizeof(T)};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_l), static_cast<cuuint32_t>(box_c > 0 ? box_c : C), 1};
-  return tma_map_3d(base, type, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
-}
-
-// Host: y, a (B, C_out, T_out) tensor of T, as 3-D (T_out, C_out, B), boxes of (box_t, 16, 1) in the 128-byte swizzle
-// (WG_Y_TMA's staged pieces); writes outside the tensor are dropped.
-template <typename T>
-CUtensorMap wg_y_map(void* base, int64_t B, int64_t C, int64_t L, int box_t) {
-  const CUtensorMapDataType type = std::is_same_v<T, float>           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                   : std::is_same_v<T, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                                      : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(L), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * sizeof(T), static_cast<cuuint64_t>(C * L) * sizeof(T)};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_t), 16, 1};
-  return tma_map_3d(base, type, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+  return tma_map_3d(base, type, dims, strides, box, swizzle);
 }
 
 // Host: the whole refusal of one configuration (nullptr = this variant computes `a`).
@@ -799,7 +777,8 @@ void wg_launch(const FusedArgs& a, void* stream) {
   constexpr int kYBox = wg_y_box<T, kSplit>();
   p.y_tma = (kYBox > 0 && (a.T_out * static_cast<int64_t>(sizeof(T))) % 16 == 0 &&
              reinterpret_cast<uintptr_t>(a.y) % 16 == 0) ? 1 : 0;
-  const CUtensorMap ymap = p.y_tma ? wg_y_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox) : xmap;
+  const CUtensorMap ymap =
+      p.y_tma ? wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox, 16, CU_TENSOR_MAP_SWIZZLE_128B) : xmap;
   auto kernel = [](auto dil) {  // the kernel for dilation dil (a compile-time constant)
     constexpr int D = decltype(dil)::value;
     if constexpr (WG_WS) return wg_ws_kernel<T, kSplit, TILE_T, D>;

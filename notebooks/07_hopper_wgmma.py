@@ -239,7 +239,7 @@ else:
 # tile's y written into one batch row (the same store instructions, all in L2) it runs as long, with every x tile
 # read from one batch row (L2 hits) 1 us shorter ("without x copies" is slower, not faster: the depthwise then
 # reads stale shared memory, whose values take the SiLU's slow path). Shortening one phase alone did not help: a
-# depthwise with ~12% fewer instructions and twice the independent work per thread ran 0.7% slower, and 12
+# depthwise with fewer instructions and twice the independent work per thread ran 0.7% slower, and 12
 # producer warps beside one MMA warpgroup 2.7% slower (docs/ladder.md): the block's barriers tie the phases together.
 #
 # What did pay is the y stores where they were worst. In rung 11 (bf16 I/O) each thread wrote 16 bf16x2 values
