@@ -40,12 +40,7 @@ struct DwBackwardArgs {
   int64_t B, C, C_out, T, T_out;
   int K, dilation, padding;
   bool gv_in = false;  // rung 4's gv form (after rung 9): ga holds gv = dL/dv, no SiLU terms; act, gy nullptr
-  int l2 = 0;          // rung 4's L2 priorities (kL2* bits, l2_hint.cuh); the caller resets kept lines (l2_to_normal)
 };
-// a.l2's bits: dy's loads and act's stores evict_last (the weight gradient reads both next), x's and ga's evict_first
-constexpr int kL2KeepGy = 1, kL2KeepAct = 2, kL2StreamIn = 4;
-// [p, p + bytes) back to normal L2 priority: one small launch on `stream`, after the last kernel that reads it.
-void l2_to_normal(const void* p, int64_t bytes, void* stream);
 
 // Whether dw_silu_backward takes this shape: padding <= (K-1)*dilation <= 1024, its grid (C, tiles of 1024 steps,
 // B) and dw_silu_forward's (B * C, tiles) within CUDA's limits, rows short enough for 32-bit in-row indices.

@@ -39,7 +39,6 @@
 #include "row_float4.cuh"
 #include "row_window.cuh"
 #include "warp_reduce.cuh"
-#include "l2_hint.cuh"
 
 namespace dwbw {
 
@@ -76,6 +75,7 @@ struct GyShare {
 
 // Indices within a row are 32-bit (the host keeps T and T_out below 2^31 - 2 * kTile): row_float4.cuh.
 using rowf4::in_row;
+using rowf4::ldg4_in;
 using rowf4::pack4;
 using rowf4::unpack4;
 
@@ -322,21 +322,13 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
   for (int k = 0; k < K; ++k) w[k] = __ldg(a.w_dw + c * K + k);
   const float bias = a.b_dw ? __ldg(a.b_dw + c) : 0.0f;
   const bool gy_row = a.gy && c < a.C_out;
-  // L2 priorities (a.l2, DwBackwardArgs): dy and act kept for the 1x1 conv's weight gradient that reads them next,
-  // x and ga read once
-  const uint64_t pol_gy = l2h::policy(a.l2 & kL2KeepGy ? l2h::kLast : l2h::kNormal);
-  const uint64_t pol_act = l2h::policy(a.l2 & kL2KeepAct ? l2h::kLast : l2h::kNormal);
-  const uint64_t pol_in = l2h::policy(a.l2 & kL2StreamIn ? l2h::kFirst : l2h::kNormal);
-  auto ld4 = [](const float* row, int t, int len, uint64_t pol) {
-    return in_row(t, len) ? l2h::ldg4(row + t, pol) : make_float4(0.f, 0.f, 0.f, 0.f);
-  };
   float sums[S::npow];
 #pragma unroll
   for (int k = 0; k < S::npow; ++k) sums[k] = 0.0f;
   if (gy_row) {
 #pragma unroll
     for (int m = 0; m < S::G4; ++m) {
-      const float4 q = ld4(a.gy + (b * a.C_out + c) * a.T, t0 + G * tid + 4 * m, T, pol_gy);
+      const float4 q = ldg4_in(a.gy + (b * a.C_out + c) * a.T, t0 + G * tid + 4 * m, T);
       sums[K + 1] += (q.x + q.y) + (q.z + q.w);
     }
   }
@@ -345,9 +337,9 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
     const int j0 = G * g, xb = t0 - S::halo + j0 - S::sx, gb = t0 - S::lead + j0 - S::sg;
     float xw[4 * S::nx], gw[4 * S::ng];
 #pragma unroll
-    for (int m = 0; m < S::nx; ++m) unpack4(xw + 4 * m, ld4(xr, xb + 4 * m, T, pol_in));
+    for (int m = 0; m < S::nx; ++m) unpack4(xw + 4 * m, ldg4_in(xr, xb + 4 * m, T));
 #pragma unroll
-    for (int m = 0; m < S::ng; ++m) unpack4(gw + 4 * m, ld4(gr, gb + 4 * m, T, pol_in));
+    for (int m = 0; m < S::ng; ++m) unpack4(gw + 4 * m, ldg4_in(gr, gb + 4 * m, T));
     float gv[G], act[G];
     bool own[G];
 #pragma unroll
@@ -375,11 +367,11 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
       if constexpr (S::sg == 0) {  // 4 steps from a 16-byte boundary: owned together or not at all
 #pragma unroll
         for (int m = 0; m < S::G4; ++m)
-          if (own[4 * m]) l2h::st4(actr + ta + 4 * m, pack4(act + 4 * m), pol_act);
+          if (own[4 * m]) *reinterpret_cast<float4*>(actr + ta + 4 * m) = pack4(act + 4 * m);
       } else {
 #pragma unroll
         for (int e = 0; e < G; ++e)
-          if (own[e]) l2h::st1(actr + ta + e, act[e], pol_act);
+          if (own[e]) actr[ta + e] = act[e];
       }
     }
   };
@@ -403,7 +395,7 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
 #pragma unroll
       for (int k = 0; k < K; ++k) sums[k] = fmaf(gval, xk[k], sums[k]);
       sums[K] += gval;
-      if (actr) l2h::st1(actr + t, v / (1.0f + ex), pol_act);
+      if (actr) actr[t] = v / (1.0f + ex);
     }
     reinterpret_cast<float*>(gs4)[j] = gval;
   }
@@ -445,7 +437,7 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
     float q = 0.0f;
 #pragma unroll
     for (int m = 0; m < S::G4; ++m) {
-      const float4 y = ld4(a.gy + (b * a.C_out + o) * a.T, t0 + G * tid + 4 * m, T, pol_gy);
+      const float4 y = ldg4_in(a.gy + (b * a.C_out + o) * a.T, t0 + G * tid + 4 * m, T);
       q += (y.x + y.y) + (y.z + y.w);
     }
     q = warp_sum(q);
@@ -513,27 +505,7 @@ __global__ void __launch_bounds__(kFinishThreads) backward_finish_kernel(Backwar
   a.dw_pw[j] = t;
 }
 
-// Every 128-byte line of [p, p + lines * 128) back to normal L2 priority (l2_hint.cuh), grid-strided.
-__global__ void l2_to_normal_kernel(const char* p, int64_t lines) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < lines; i += stride)
-    l2h::to_normal(p + i * 128);
-}
-
 }  // namespace dwbw
-
-void l2_to_normal(const void* p, int64_t bytes, void* stream) {
-  if (!p || bytes <= 0) return;
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{127},
-                  hi = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes) + 127) & ~uintptr_t{127};
-  const int64_t lines = static_cast<int64_t>((hi - lo) / 128);
-  int dev = 0, sms = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  const int64_t want = (lines + 255) / 256, blocks = want < 2 * sms ? want : 2 * sms;
-  dwbw::l2_to_normal_kernel<<<static_cast<unsigned>(blocks), 256, 0, static_cast<cudaStream_t>(stream)>>>(
-      reinterpret_cast<const char*>(lo), lines);
-}
 
 int64_t dw_backward_tiles(const DwBackwardArgs& a) {
   const int64_t n = a.T > a.T_out ? a.T : a.T_out, tile = a.w_pw ? kTcTile : dwbw::kTile;

@@ -41,7 +41,6 @@
 #include <torch/extension.h>
 
 #include <array>
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -57,13 +56,6 @@
 #endif
 
 namespace dwsep {
-
-// The default backward's L2 priorities (kL2* bits of dw_backward_args.h; 8: leave the kept lines at evict_last, a
-// diagnostic only): set by set_backward_l2_hints, read when a backward runs.
-inline std::atomic<int>& backward_l2_hints() {
-  static std::atomic<int> v{0};
-  return v;
-}
 
 // Whether dw_silu_backward.cu computes the depthwise half of the backward for these inputs.
 inline bool dw_kernel_runs(const at::Tensor& x, const at::Tensor& ga, const at::Tensor& w_dw, const at::Tensor& b_dw,
@@ -113,8 +105,7 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
                                                        const at::Tensor& w_dw, const at::Tensor& b_dw,
                                                        int64_t dilation, int64_t padding, bool want_dx,
                                                        bool want_act, bool want_db_pw,
-                                                       const at::Tensor& w_pw = at::Tensor(), bool finish = true,
-                                                       int l2 = 0) {
+                                                       const at::Tensor& w_pw = at::Tensor(), bool finish = true) {
 #ifdef DWSEP_BACKWARD_KERNEL
   const c10::cuda::CUDAGuard guard(x.device());
   const bool tc = w_pw.defined();
@@ -129,7 +120,6 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
   a.w_pw = tc ? wpc.data_ptr<float>() : nullptr;
   a.T_out = tc ? gyc.size(2) : gc.size(2);
   a.C_out = gyc.defined() ? gyc.size(1) : 0;
-  a.l2 = l2;
   // the outputs are the caching allocator's (512-byte aligned), so the alignment the vector paths need is x's and gy's
   if (tc && !dw_backward_tc_fits(a)) return c10::nullopt;
   DwKernelGrads g;
@@ -168,7 +158,7 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
   return g;
 #else
   (void)ga; (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)dilation; (void)padding; (void)want_dx; (void)want_act;
-  (void)want_db_pw; (void)w_pw; (void)finish; (void)l2;
+  (void)want_db_pw; (void)w_pw; (void)finish;
   TORCH_CHECK(false, "dw_silu_backward is not built into this extension");
   return c10::nullopt;
 #endif
@@ -466,7 +456,6 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     const bool pw6 = (mode == 3 || mode == 4) && need[3] && pw_kernel_runs(x, gy, w_pw);
     const bool gy_db = pw6 ? false : db_pw;
     c10::optional<DwKernelGrads> fused;
-    int l2 = 0;
     if (mode == 2 && w_pw.scalar_type() == at::kFloat)
       fused = dw_kernel_backward(at::Tensor(), gy, x, w_dw, b_dw, dilation, padding, need[0], need[3], gy_db,
                                  w_pw.reshape({w_pw.size(0), w_pw.size(1)}), !pw6);
@@ -482,9 +471,8 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
           return g;
         }
       }
-      l2 = pw6 || !gy.is_contiguous() ? 0 : backward_l2_hints().load();  // kept lines: gy's own, reset below
       fused = dw_kernel_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], need[3], gy_db, at::Tensor(),
-                                 !pw6, l2 & 7);
+                                 !pw6);
     }
     DwKernelGrads& d = *fused;
     if (need[0]) g[0] = d.dx;
@@ -501,14 +489,6 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
       g[3] = std::get<1>(at::convolution_backward(gy, d.act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false,
                                                   {0}, 1, {false, true, false}));
     if (db_pw) g[4] = d.db_pw;
-#ifdef DWSEP_BACKWARD_KERNEL
-    // the lines rung 4 kept for the weight gradient back to normal priority, now that it has read them
-    if (!(l2 & 8)) {
-      const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
-      if ((l2 & kL2KeepGy) && gy_db) l2_to_normal(gy.data_ptr(), gy.numel() * 4, stream);
-      if ((l2 & kL2KeepAct) && d.act.defined()) l2_to_normal(d.act.data_ptr(), d.act.numel() * 4, stream);
-    }
-#endif
     return g;
   }
   // eager's order: the activations recomputed (mode 1 where the kernels run: by dw_silu_forward, eager's bits),

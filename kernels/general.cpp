@@ -156,9 +156,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
         py::arg("padding"), py::arg("backward") = 0);
 #ifdef DWSEP_BACKWARD_KERNEL
-  m.def("set_backward_l2_hints", [](int v) { dwsep::backward_l2_hints() = v; },
-        "the default backward's L2 priorities for later calls (bits: 1 dy kept, 2 act kept, 4 x and ga streamed, 8 no "
-        "reset); returns nothing", py::arg("bits"));
   m.def("pw_weight_grad", &pw_weight_grad, "(dW_pw, db_pw, rung) from gy and act by backward rung 7 or 6",
         py::arg("gy"), py::arg("act"));
   m.def("dw_wgrad_fused", &dw_wgrad_fused, "[dx, dW_dw, db_dw, dW_pw, db_pw] by backward rung 8 alone",
