@@ -302,6 +302,47 @@ __device__ __forceinline__ float warp_reduce_scatter(float (&v)[N], int lane, in
   return s;
 }
 
+// The finish folded into rung 4 (a.counters: see DwBackwardArgs). Every block has written its partials; the last of
+// channel c's n blocks to arrive (a counter per channel, reset by that block for the next launch) sums the channel's
+// K + 1 depthwise partials and its dy rows' in backward_finish_kernel's order (thread j adds partials j, j + 128, ..,
+// then the warp's butterfly, then the 4 warps in order: the same bits as the separate launch). `red` holds at least
+// kVecWarps floats; the partials are read through L2 (other SMs wrote them).
+__device__ __forceinline__ void fold_finish(const DwBackwardArgs& a, float* red, int64_t c, int64_t n) {
+  __shared__ int last;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  __threadfence();  // this thread's partials before the block's arrival
+  __syncthreads();
+  if (tid == 0) {
+    last = atomicAdd(a.counters + c, 1) == n - 1;
+    if (last) a.counters[c] = 0;  // every block of this launch has arrived
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  auto sum_row = [&](const float* src) {
+    float s = 0.0f;
+    for (int64_t j = tid; j < n; j += kVecThreads) s += __ldcg(src + j);
+    s = warp_sum(s);
+    __syncthreads();  // red's earlier contents read
+    if (lane == 0) red[warp] = s;
+    __syncthreads();
+    float t = 0.0f;
+    for (int w = 0; w < kVecWarps; ++w) t += red[w];
+    return t;
+  };
+  for (int k = 0; k <= a.K; ++k) {
+    const float t = sum_row(a.partial + (c * (a.K + 1) + k) * n);
+    if (tid == 0) {
+      if (k < a.K) a.dw_dw[c * a.K + k] = t;
+      else if (a.db_dw) a.db_dw[c] = t;
+    }
+  }
+  for (int64_t o = c; a.db_pw && o < a.C_out; o += a.C) {
+    const float t = sum_row(a.partial_pw + o * n);
+    if (tid == 0) a.db_pw[o] = t;
+  }
+}
+
 // GV: the gv form (a.gv_in, after backward rung 9): a.ga holds gv = dL/dv itself, so no SiLU terms are computed
 // (v, act and the exponentials fall away; act and dy must not be asked for).
 template <int K, int D, bool GV = false>
@@ -449,6 +490,7 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
       a.partial_pw[o * n + tile * a.B + b] = r;
     }
   }
+  if (!GV && a.counters) fold_finish(a, red, c, n);
 }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -520,6 +562,10 @@ bool dw_backward_vec_shape(const DwBackwardArgs& a) {
   return compiled && dwbw::vec_path(a);
 }
 
+bool dw_backward_fold_fits(const DwBackwardArgs& a) {
+  return !a.gv_in && dw_backward_vec_shape(a) && dw_backward_tiles(a) * a.B < 0x7fffffff;
+}
+
 bool dw_backward_fits(int64_t B, int64_t C, int64_t T, int64_t T_out, int K, int dilation, int padding) {
   const int64_t halo = static_cast<int64_t>(K - 1) * dilation, n = T > T_out ? T : T_out;
   // B * C: the recompute's grid
@@ -545,6 +591,8 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
 #undef DWBW_GV_LAUNCH
     throw std::runtime_error("dw_silu_backward: the gv form is not compiled for this (K, dilation)");
   }
+  if (a.counters && !dw_backward_fold_fits(a))
+    throw std::runtime_error("dw_silu_backward: the folded finish needs rung 4's shapes (dw_backward_fold_fits)");
   if (dwbw::vec_path(a)) {  // a compiled (K, dilation) launches rung 4 and returns; others fall through to rung 3
 #define DWBW_VEC_LAUNCH(KK, DD)                                                          \
   if (a.K == KK && a.dilation == DD) {                                                    \
