@@ -310,9 +310,9 @@ __device__ __forceinline__ float warp_reduce_scatter(float (&v)[N], int lane, in
 __device__ __forceinline__ void fold_finish(const DwBackwardArgs& a, float* red, int64_t c, int64_t n) {
   __shared__ int last;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  __threadfence();  // this thread's partials before the block's arrival
-  __syncthreads();
+  __syncthreads();  // the block's partials written
   if (tid == 0) {
+    __threadfence();  // released with the arrival (cumulative over the block's writes before the barrier)
     last = atomicAdd(a.counters + c, 1) == n - 1;
     if (last) a.counters[c] = 0;  // every block of this launch has arrived
   }
