@@ -44,6 +44,7 @@ struct DwBackwardArgs {
   // (one int per channel, zero before the launch and left zero after it) sums that channel's partials in
   // backward_finish's order into dw_dw, db_dw (nullptr: no bias) and db_pw (rows c, c + C, ..; nullptr: none).
   int* counters = nullptr;
+  int fold = 1;  // 1: the last block to arrive sums; 2: the block of the last tile and batch row waits and sums (C <= SMs)
   float* dw_dw = nullptr;
   float* db_dw = nullptr;
   float* db_pw = nullptr;

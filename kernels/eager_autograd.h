@@ -63,8 +63,8 @@ namespace dwsep {
 
 // Whether rung 4 folds the finish into its launch where it can (default on; off: the separate backward_finish
 // launch, the same bits): set_backward_fold in the extensions, for A/B and the test that compares the two.
-inline std::atomic<bool>& backward_fold() {
-  static std::atomic<bool> v{true};
+inline std::atomic<int>& backward_fold() {
+  static std::atomic<int> v{1};
   return v;
 }
 
@@ -172,7 +172,9 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
   }
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
   // rung 4 with the finish folded in where it takes the args and this stream has its counters: one launch
-  if (finish && !tc && backward_fold().load() && dw_backward_fold_fits(a)) a.counters = fold_counters(a.C, stream);
+  const int fold_mode = backward_fold().load();
+  if (finish && !tc && fold_mode && dw_backward_fold_fits(a)) a.counters = fold_counters(a.C, stream);
+  a.fold = fold_mode;
   const bool fold = a.counters != nullptr;
   if (fold) {
     a.dw_dw = g.dw_dw.data_ptr<float>();

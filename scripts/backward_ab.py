@@ -26,9 +26,10 @@ def main() -> int:
                         "L2 warm)")
     p.add_argument("--mode", type=int, action="append", choices=sorted(set(fj.config.BACKWARDS.values()) - {0}),
                    help="backward mode(s) to time (fusedkit.config.BACKWARDS; default 1)")
-    p.add_argument("--no-fold", action="store_true",
-                   help="also time the working tree's build with rung 4's finish as a separate launch "
-                        "(set_backward_fold(False)): the build label tree/nofold")
+    p.add_argument("--fold", type=int, action="append", choices=[0, 1, 2],
+                   help="also time the working tree's build with this set_backward_fold mode of rung 4's finish (0 a "
+                        "separate launch, 1 the last block per channel, 2 a designated block per channel): the build "
+                        "label tree/foldN; repeatable")
     a = p.parse_args()
     modes = a.mode or [1]
     exts = {}
@@ -38,19 +39,19 @@ def main() -> int:
             p.error(f"{spec!r}: expected LABEL=DIR with DIR/dw_silu_backward.cu")
         exts[label] = fj.general_kernel(Path(path).resolve())
     exts["tree"] = fj.general_kernel()
-    if a.no_fold:
-        exts["tree/nofold"] = exts["tree"]
+    for mode in a.fold or []:
+        exts[f"tree/fold{mode}"] = exts["tree"]
 
     def with_fold(label, fn):
-        if label != "tree/nofold":
+        if not label.startswith("tree/fold"):
             return fn
 
         def run():
-            exts[label].set_backward_fold(False)
+            exts[label].set_backward_fold(int(label[len("tree/fold"):]))
             try:
                 return fn()
             finally:
-                exts[label].set_backward_fold(True)
+                exts[label].set_backward_fold(1)
         return run
     timer, env, rows = fj.Timer("cuda", spin_cycles=fj.Timer.TRAIN_SPIN_CYCLES), fj.environment("cuda"), []
     for shape in SHAPES:
