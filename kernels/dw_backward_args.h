@@ -40,18 +40,7 @@ struct DwBackwardArgs {
   int64_t B, C, C_out, T, T_out;
   int K, dilation, padding;
   bool gv_in = false;  // rung 4's gv form (after rung 9): ga holds gv = dL/dv, no SiLU terms; act, gy nullptr
-  // The finish folded into rung 4 (dw_backward_fold_fits): where `counters` is set, the last of a channel's n blocks
-  // (one int per channel, zero before the launch and left zero after it) sums that channel's partials in
-  // backward_finish's order into dw_dw, db_dw (nullptr: no bias) and db_pw (rows c, c + C, ..; nullptr: none).
-  int* counters = nullptr;
-  int fold = 1;  // 1: the last block to arrive sums; 2: the block of the last tile and batch row waits and sums (C <= SMs)
-  float* dw_dw = nullptr;
-  float* db_dw = nullptr;
-  float* db_pw = nullptr;
 };
-// Whether rung 4 takes these args with the finish folded in (a compiled vector shape, not the gv form, fewer than
-// 2^31 partials per output).
-bool dw_backward_fold_fits(const DwBackwardArgs& a);
 
 // Whether dw_silu_backward takes this shape: padding <= (K-1)*dilation <= 1024, its grid (C, tiles of 1024 steps,
 // B) and dw_silu_forward's (B * C, tiles) within CUDA's limits, rows short enough for 32-bit in-row indices.

@@ -302,70 +302,6 @@ __device__ __forceinline__ float warp_reduce_scatter(float (&v)[N], int lane, in
   return s;
 }
 
-// The finish folded into rung 4 (a.counters: see DwBackwardArgs). Every block has written its partials; the last of
-// channel c's n blocks to arrive (a counter per channel, reset by that block for the next launch) sums the channel's
-// K + 1 depthwise partials and its dy rows' in backward_finish_kernel's order (thread j adds partials j, j + 128, ..,
-// then the warp's butterfly, then the 4 warps in order: the same bits as the separate launch). `red` holds at least
-// kVecWarps floats; the partials are read through L2 (other SMs wrote them).
-__device__ __forceinline__ void fold_finish(const DwBackwardArgs& a, int64_t c, int64_t n) {
-  __shared__ int last;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  __syncthreads();  // the block's partials written
-  if (a.fold == 2) {  // the channel's block of the last tile and batch row sums, once the others have arrived
-    if (blockIdx.y != gridDim.y - 1 || blockIdx.z != gridDim.z - 1) {
-      if (tid == 0)  // released with the arrival (cumulative over the block's writes before the barrier)
-        asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(a.counters + c) : "memory");
-      return;
-    }
-    if (tid == 0) {
-      int seen = 0;
-      for (;;) {
-        asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(a.counters + c) : "memory");
-        if (seen == n - 1) break;
-        __nanosleep(64);
-      }
-      a.counters[c] = 0;  // every other block of this launch has arrived
-    }
-    __syncthreads();
-  } else {  // the last of the channel's blocks to arrive sums
-    if (tid == 0) {
-      __threadfence();  // released with the arrival (cumulative over the block's writes before the barrier)
-      last = atomicAdd(a.counters + c, 1) == n - 1;
-      if (last) a.counters[c] = 0;  // every block of this launch has arrived
-    }
-    __syncthreads();
-    if (!last) return;
-  }
-  __threadfence();
-  // one row per warp: backward_finish_kernel's order (its thread 32 v + l adds partials 32 v + l, + 128, ..; then
-  // each warp's butterfly; then the warps' sums in order), the same bits
-  auto row_sum = [&](const float* src) {
-    float t = 0.0f;
-#pragma unroll
-    for (int v = 0; v < kVecWarps; ++v) {
-      float s = 0.0f;
-      for (int64_t j = 32 * v + lane; j < n; j += kVecThreads) s += __ldcg(src + j);
-      t += warp_sum(s);
-    }
-    return t;
-  };
-  const int rows_dw = a.K + 1;
-  const int64_t rows = rows_dw + (a.db_pw && c < a.C_out ? (a.C_out - 1 - c) / a.C + 1 : 0);
-  for (int64_t r = warp; r < rows; r += kVecWarps) {
-    if (r < rows_dw) {
-      const float t = row_sum(a.partial + (c * rows_dw + r) * n);
-      if (lane == 0) {
-        if (r < a.K) a.dw_dw[c * a.K + r] = t;
-        else if (a.db_dw) a.db_dw[c] = t;
-      }
-    } else {
-      const int64_t o = c + (r - rows_dw) * a.C;
-      const float t = row_sum(a.partial_pw + o * n);
-      if (lane == 0) a.db_pw[o] = t;
-    }
-  }
-}
-
 // GV: the gv form (a.gv_in, after backward rung 9): a.ga holds gv = dL/dv itself, so no SiLU terms are computed
 // (v, act and the exponentials fall away; act and dy must not be asked for).
 template <int K, int D, bool GV = false>
@@ -513,7 +449,6 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
       a.partial_pw[o * n + tile * a.B + b] = r;
     }
   }
-  if (!GV && a.counters) fold_finish(a, c, n);
 }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -585,10 +520,6 @@ bool dw_backward_vec_shape(const DwBackwardArgs& a) {
   return compiled && dwbw::vec_path(a);
 }
 
-bool dw_backward_fold_fits(const DwBackwardArgs& a) {
-  return !a.gv_in && dw_backward_vec_shape(a) && dw_backward_tiles(a) * a.B < 0x7fffffff;
-}
-
 bool dw_backward_fits(int64_t B, int64_t C, int64_t T, int64_t T_out, int K, int dilation, int padding) {
   const int64_t halo = static_cast<int64_t>(K - 1) * dilation, n = T > T_out ? T : T_out;
   // B * C: the recompute's grid
@@ -596,14 +527,7 @@ bool dw_backward_fits(int64_t B, int64_t C, int64_t T, int64_t T_out, int K, int
          (n + dwbw::kTile - 1) / dwbw::kTile <= 65535 && T <= dwbw::kMaxRow && T_out <= dwbw::kMaxRow;
 }
 
-void dw_silu_backward(const DwBackwardArgs& args, void* stream) {
-  DwBackwardArgs a = args;
-  if (a.counters && a.fold == 2) {  // waiting blocks, one per channel, must leave room for the others: C <= SMs
-    int dev = 0, sms = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (a.C > sms) a.fold = 1;
-  }
+void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   if (!dw_backward_fits(a.B, a.C, a.T, a.T_out, a.K, a.dilation, a.padding))
     throw std::runtime_error("dw_silu_backward: shape outside the kernel's limits (dw_backward_fits)");
   const int64_t halo = static_cast<int64_t>(a.K - 1) * a.dilation, tiles = dw_backward_tiles(a);
@@ -621,8 +545,6 @@ void dw_silu_backward(const DwBackwardArgs& args, void* stream) {
 #undef DWBW_GV_LAUNCH
     throw std::runtime_error("dw_silu_backward: the gv form is not compiled for this (K, dilation)");
   }
-  if (a.counters && !dw_backward_fold_fits(a))
-    throw std::runtime_error("dw_silu_backward: the folded finish needs rung 4's shapes (dw_backward_fold_fits)");
   if (dwbw::vec_path(a)) {  // a compiled (K, dilation) launches rung 4 and returns; others fall through to rung 3
 #define DWBW_VEC_LAUNCH(KK, DD)                                                          \
   if (a.K == KK && a.dilation == DD) {                                                    \

@@ -40,18 +40,14 @@
 #pragma once
 #include <torch/extension.h>
 
-#include <algorithm>
 #include <array>
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <tuple>
-#include <utility>
 #include <vector>
 
 #ifdef DWSEP_BACKWARD_KERNEL
 #include <c10/cuda/CUDAGraphsC10Utils.h>
-#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -60,13 +56,6 @@
 #endif
 
 namespace dwsep {
-
-// Whether rung 4 folds the finish into its launch where it can (default on; off: the separate backward_finish
-// launch, the same bits): set_backward_fold in the extensions, for A/B and the test that compares the two.
-inline std::atomic<int>& backward_fold() {
-  static std::atomic<int> v{1};
-  return v;
-}
 
 // Whether dw_silu_backward.cu computes the depthwise half of the backward for these inputs.
 inline bool dw_kernel_runs(const at::Tensor& x, const at::Tensor& ga, const at::Tensor& w_dw, const at::Tensor& b_dw,
@@ -93,24 +82,6 @@ struct DwKernelGrads {
 #ifdef DWSEP_BACKWARD_KERNEL
 // The depthwise kernels' args from contiguous x (B, C, T), w_dw (C, 1, K) and b_dw (or undefined): the inputs, the
 // shape and the conv's parameters; the caller sets ga, gy, w_pw, T_out, C_out and the outputs.
-// Rung 4's folded finish counts arriving blocks per channel in these ints: one buffer per (device, stream), zeroed
-// when made and left zero by every launch (the last block of a channel resets its counter), so launches in one
-// stream, which run in turn, share it. Not made during a CUDA graph capture (nullptr: the caller runs the separate
-// finish). The map is never destroyed: its tensors must not be freed after CUDA shuts down at exit.
-inline int* fold_counters(int64_t C, cudaStream_t stream) {
-  static std::mutex mu;
-  static auto* bufs = new std::map<std::pair<int, cudaStream_t>, at::Tensor>();
-  int dev = 0;
-  C10_CUDA_CHECK(cudaGetDevice(&dev));
-  const std::lock_guard<std::mutex> lock(mu);
-  at::Tensor& t = (*bufs)[{dev, stream}];
-  if (!t.defined() || t.numel() < C) {
-    if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None) return nullptr;
-    t = at::zeros({std::max<int64_t>(C, 1024)}, at::TensorOptions().dtype(at::kInt).device(at::kCUDA, dev));
-  }
-  return t.data_ptr<int>();
-}
-
 inline DwBackwardArgs dw_args(const at::Tensor& xc, const at::Tensor& w, const at::Tensor& bc, int64_t dilation,
                               int64_t padding) {
   DwBackwardArgs a{};
@@ -171,16 +142,6 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
     return g;
   }
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
-  // rung 4 with the finish folded in where it takes the args and this stream has its counters: one launch
-  const int fold_mode = backward_fold().load();
-  if (finish && !tc && fold_mode && dw_backward_fold_fits(a)) a.counters = fold_counters(a.C, stream);
-  a.fold = fold_mode;
-  const bool fold = a.counters != nullptr;
-  if (fold) {
-    a.dw_dw = g.dw_dw.data_ptr<float>();
-    a.db_dw = g.db_dw.defined() ? g.db_dw.data_ptr<float>() : nullptr;
-    a.db_pw = g.db_pw.defined() ? g.db_pw.data_ptr<float>() : nullptr;
-  }
   tc ? dw_silu_backward_tc(a, stream) : dw_silu_backward(a, stream);
   cudaError_t err = cudaGetLastError();
   TORCH_CHECK(err == cudaSuccess, tc ? "dw_silu_backward_tc" : "dw_silu_backward", ": kernel launch failed: ",
@@ -190,7 +151,6 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
     g.n = n;
     return g;
   }
-  if (fold) return g;
   dw_backward_finish(a, g.dw_dw.data_ptr<float>(), g.db_dw.defined() ? g.db_dw.data_ptr<float>() : nullptr,
                      g.db_pw.defined() ? g.db_pw.data_ptr<float>() : nullptr, stream);
   err = cudaGetLastError();

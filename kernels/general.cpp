@@ -151,9 +151,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("b_dw"), py::arg("dilation"), py::arg("padding"));
   m.def("forward", &general_forward, "y = pw(silu(dw(x))): dw_silu + PyTorch's 1x1 conv", py::arg("x"),
         py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"), py::arg("padding"));
-  m.def("set_backward_fold", [](int mode) { dwsep::backward_fold() = mode; },
-        "how backward rung 4 finishes its partials in later backwards: 0 a separate launch, 1 (default) the last "
-        "block of each channel, 2 a designated block of each channel (the same bits)", py::arg("mode"));
   m.def("forward_train", &general_forward_train,
         "forward with autograd; backward 0: eager's ops, 1: dw_silu_backward.cu for the depthwise half",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),

@@ -186,9 +186,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.attr("variant") = FUSED_VARIANT;
   m.def("forward", &forward, "y = pw(silu(dw(x)))", py::arg("x"), py::arg("w_dw"), py::arg("b_dw"),
         py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"), py::arg("padding"), py::arg("out") = py::none());
-  m.def("set_backward_fold", [](int mode) { dwsep::backward_fold() = mode; },
-        "how backward rung 4 finishes its partials in later backwards: 0 a separate launch, 1 (default) the last "
-        "block of each channel, 2 a designated block of each channel (the same bits)", py::arg("mode"));
   m.def("forward_train", &forward_train, "y = pw(silu(dw(x))) with autograd; backward 0: eager's ops, 1: dw_silu_backward.cu where it runs, 2: rung 5 (dw_silu_backward_tc.cu) where it runs, else 1",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
         py::arg("padding"), py::arg("backward") = 0);

@@ -26,10 +26,6 @@ def main() -> int:
                         "L2 warm)")
     p.add_argument("--mode", type=int, action="append", choices=sorted(set(fj.config.BACKWARDS.values()) - {0}),
                    help="backward mode(s) to time (fusedkit.config.BACKWARDS; default 1)")
-    p.add_argument("--fold", type=int, action="append", choices=[0, 1, 2],
-                   help="also time the working tree's build with this set_backward_fold mode of rung 4's finish (0 a "
-                        "separate launch, 1 the last block per channel, 2 a designated block per channel): the build "
-                        "label tree/foldN; repeatable")
     a = p.parse_args()
     modes = a.mode or [1]
     exts = {}
@@ -39,20 +35,6 @@ def main() -> int:
             p.error(f"{spec!r}: expected LABEL=DIR with DIR/dw_silu_backward.cu")
         exts[label] = fj.general_kernel(Path(path).resolve())
     exts["tree"] = fj.general_kernel()
-    for mode in a.fold or []:
-        exts[f"tree/fold{mode}"] = exts["tree"]
-
-    def with_fold(label, fn):
-        if not label.startswith("tree/fold"):
-            return fn
-
-        def run():
-            exts[label].set_backward_fold(int(label[len("tree/fold"):]))
-            try:
-                return fn()
-            finally:
-                exts[label].set_backward_fold(1)
-        return run
     timer, env, rows = fj.Timer("cuda", spin_cycles=fj.Timer.TRAIN_SPIN_CYCLES), fj.environment("cuda"), []
     for shape in SHAPES:
         model, x = fj.make_case(shape, torch.float32, "cuda", seed=7)
@@ -62,18 +44,17 @@ def main() -> int:
         gy = torch.randn_like(model(x))
         want = torch.autograd.grad(model(xs), [xs, *params], gy)
         fns, labels = [], []
-        for (build, ext), mode in ((e, m) for m in modes for e in exts.items()):
+        for (label, ext), mode in ((e, m) for m in modes for e in exts.items()):
             y = ext.forward_train(xs, *args, mode)
-            label = build if len(modes) == 1 else f"{build}/mode{mode}"
+            label = label if len(modes) == 1 else f"{label}/mode{mode}"
             labels.append(label)
-            grad = with_fold(build, lambda y=y: torch.autograd.grad(y, [xs, *params], gy, retain_graph=True))
-            got = grad()
+            got = torch.autograd.grad(y, [xs, *params], gy, retain_graph=True)
             worst = max(fj.max_diff(g, w) / max(1e-30, float(w.abs().max())) for g, w in zip(got, want))
             print(f"{label}: {shape}: worst max |grad - eager's| / max |eager's| = {worst:.2e}", flush=True)
             if worst > 1e-4:
                 print(f"{label}: gradients off: not timed")
                 return 1
-            fns.append(grad)
+            fns.append(lambda y=y: torch.autograd.grad(y, [xs, *params], gy, retain_graph=True))
         if a.profile and shape == fj.HEADLINE:
             for label, fn in zip(labels, fns):
                 print(f"  kernels of one backward, {label} (L2 warm), {fj.kernel_summary(fn, width=40)}")

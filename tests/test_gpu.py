@@ -269,39 +269,6 @@ def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants,
         assert fj.max_diff(got, eager) <= 1e-4 * float(eager.abs().max()), (name, fj.max_diff(got, eager))
 
 
-@pytest.mark.parametrize("shape", [fj.HEADLINE,
-                                   dict(B=3, C_in=40, C_out=100, T=5000, K=5, dilation=2, bias=True),
-                                   dict(B=2, C_in=64, C_out=24, T=1000, K=3, dilation=1, bias=False),
-                                   dict(B=5, C_in=7, C_out=9, T=36, K=9, dilation=1, bias=True)],
-                         ids=["headline", "C_out_wider_5_tiles", "C_out_narrower_no_bias", "odd_C_one_tile"])
-def test_folded_finish_matches_the_separate_launch_bit_for_bit_on_gpu(shape):
-    """Backward rung 4 sums its partials in its own launch (set_backward_fold 1: the last block of each channel to
-    arrive, counted per channel; 2: a designated block per channel, waiting for the others): every gradient equals
-    the separate finish launch's (0) bit for bit, into NaN-poisoned memory, and later folded backwards equal the
-    first (the counters were left at zero)."""
-    ext = fj.general_kernel()
-    model, x = fj.make_case(shape, torch.float32, "cuda", seed=5)
-    params = list(model.parameters())
-    xs = x.clone().requires_grad_(True)
-    y = ext.forward_train(xs, *fj.forward_args(model), 1)
-    gy = torch.randn_like(y)
-    runs = []
-    try:
-        with _deterministic_cudnn():  # cuDNN's weight gradient of the 1x1 conv sums in one order
-            for fold in (1, 0, 1, 2, 2):
-                ext.set_backward_fold(fold)
-                _poison_allocator(*{p.numel() for p in params})
-                runs.append(torch.autograd.grad(y, [xs, *params], gy, retain_graph=True))
-    finally:
-        ext.set_backward_fold(1)
-    names = ["x"] + [n for n, _ in model.named_parameters()]
-    for name, folded, separate, *again in zip(names, *runs):
-        assert torch.isfinite(folded).all(), name
-        assert torch.equal(folded, separate), (name, fj.max_diff(folded, separate))
-        for g in again:
-            assert torch.equal(folded, g), (name, fj.max_diff(folded, g))
-
-
 @pytest.mark.parametrize("B,C,C_out,T", [(16, 128, 128, 2048), (3, 40, 100, 1000), (2, 128, 72, 68),
                                          (1, 33, 128, 4100), (5, 97, 35, 36), (1, 32, 32, 4)],
                          ids=["headline", "C_out_wider", "one_chunk_per_block", "odd_C_many_chunks",
