@@ -20,7 +20,7 @@ LAUNCHER = "launcher.cpp"
 # the depthwise half of the backward (rungs 3-4, and rung 5 with the 1x1 conv's data gradient), built beside every
 # CUDA variant
 BACKWARD_KERNELS = ("dw_silu_backward.cu", "dw_silu_backward_tc.cu", "pw_weight_grad.cu", "pw_weight_grad_wgmma.cu",
-                    "dw_silu_wgrad_wgmma.cu", "dgrad_wgrad_wgmma.cu")
+                    "dw_silu_wgrad_wgmma.cu", "dgrad_wgrad_wgmma.cu", "pw_data_grad_wgmma.cu")
 
 
 # Headline shape (KernelBench style).
@@ -90,9 +90,14 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # on TF32 tensor cores) then rung 4's gv form (dx, dW_dw, db_dw from gv and x); elsewhere "dw_kernel". Measured
 # slower than "dw_kernel" (74.1 against 63.9 us at the headline: rung 9 alone ~44-48 us, latency-bound at 8 warps per
 # SM; docs/results.md, "backward rung 9"): an opt-in for A/B.
+# "dgrad_kernel": "dw_kernel" with, where allow_tf32 is on, cuDNN's data gradient of the 1x1 conv is a TF32 GEMM at
+# the shape, C, C_out <= 128, T % 4 == 0, an sm_90 GPU and an sm_90a build: backward rung 10
+# (kernels/pw_data_grad_wgmma.cu: ga = W_pw^T dy on TF32 wgmma with dy from registers, and db_pw from the same reads)
+# in place of cuDNN's data gradient, so that rung 4 reads no dy; elsewhere "dw_kernel".
 # "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic cuDNN).
 # docs/results.md has the measurements of each rung.
-BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4, "split": 5}
+BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4, "split": 5,
+             "dgrad_kernel": 6}
 DEFAULT_BACKWARD = "dw_kernel"
 
 

@@ -36,6 +36,10 @@
 // (dgrad_wgrad_wgmma.cu: from x and dy, gv = (W_pw^T dy) silu'(v), dW_pw and db_pw on TF32 tensor cores, no ga and no
 // act in memory), then rung 4's gv form (dx, dW_dw, db_dw from gv and x), then one backward_finish; elsewhere mode 1.
 // Measured slower than mode 1 (74.1 against 63.9 us at the headline, logs/2026-12-03_ce1a992_split_verify_bench.log).
+// Mode 6 (backward="dgrad_kernel") is mode 1 with, where allow_tf32 is on, cuDNN's data gradient is a TF32 GEMM at the
+// shape (cudnn_dgrad_is_tf32) and backward rung 10 takes it (pw_dgrad_kernel_runs: an sm_90 GPU, an sm_90a build,
+// C, C_out <= 128, T % 4 == 0), rung 10 (pw_data_grad_wgmma.cu) for the data gradient and db_pw, so that rung 4
+// reads no gy; elsewhere mode 1.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -270,6 +274,96 @@ inline PwKernelPartials pw_kernel_wgrad(const at::Tensor& gy, const at::Tensor& 
   return p;
 }
 
+#ifdef DWSEP_BACKWARD_KERNEL
+// Whether cuDNN's data gradient of the 1x1 conv is a TF32 GEMM for gy of this shape and C_in under the current flags
+// (cudnn_wgrad_is_tf32's probe for the other GEMM: one nonzero product 1 * (1 + 2^-12), exact in float32 whatever
+// the order of the sums, 1 under TF32's rounding). Cached per (device, shape, C_in, cuDNN's flags); false during a
+// CUDA graph capture unless known.
+inline bool cudnn_dgrad_is_tf32(const at::Tensor& gy, int64_t C_in) {
+  static std::mutex mu;
+  static std::map<std::array<int64_t, 7>, bool> known;
+  const at::Context& ctx = at::globalContext();
+  const std::array<int64_t, 7> key{gy.get_device(), gy.size(0), gy.size(1), gy.size(2), C_in,
+                                   ctx.deterministicCuDNN(), ctx.benchmarkCuDNN()};
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    const auto it = known.find(key);
+    if (it != known.end()) return it->second;
+  }
+  if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None) return false;
+  const at::TensorOptions o = gy.options().dtype(at::kFloat);
+  at::Tensor g1 = at::zeros({gy.size(0), gy.size(1), gy.size(2)}, o);
+  g1.select(2, 0).select(0, 0).fill_(1.0);
+  at::Tensor w = at::zeros({gy.size(1), C_in, 1}, o);
+  w.select(2, 0).select(0, 0).fill_(1.0 + 1.0 / 4096);
+  const at::Tensor shape_only = at::empty({gy.size(0), C_in, gy.size(2)}, o);
+  const at::Tensor ga = std::get<0>(at::convolution_backward(g1, shape_only, w, at::OptionalIntArrayRef(), {1}, {0},
+                                                             {1}, false, {0}, 1, {true, false, false}));
+  const bool tf32 = ga.flatten()[0].item<float>() == 1.0f;
+  const std::lock_guard<std::mutex> lock(mu);
+  known[key] = tf32;
+  return tf32;
+}
+#endif
+
+// Whether backward rung 10 (pw_data_grad_wgmma.cu) computes the 1x1 conv's data gradient (and db_pw) for a backward
+// of these inputs: float32 CUDA tensors under allow_tf32 where cuDNN's data gradient is a TF32 GEMM at the shape
+// (cudnn_dgrad_is_tf32), pw_dgrad_tma_fits' shapes (an sm_90 GPU, an sm_90a build).
+inline bool pw_dgrad_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::Tensor& w_pw) {
+#ifdef DWSEP_BACKWARD_KERNEL
+  if (!at::globalContext().allowTF32CuDNN() || !x.is_cuda() || gy.scalar_type() != at::kFloat ||
+      w_pw.scalar_type() != at::kFloat)
+    return false;
+  PwDgradArgs a{};
+  a.gy = gy.is_contiguous() ? gy.data_ptr<float>() : x.data_ptr<float>();  // else a contiguous copy: the allocator's
+  a.w_pw = a.gy;
+  a.ga = x.data_ptr<float>();
+  a.B = gy.size(0); a.C = w_pw.size(1); a.C_out = gy.size(1); a.T = gy.size(2);
+  return pw_dgrad_tma_fits(a) && cudnn_dgrad_is_tf32(gy, w_pw.size(1));
+#else
+  (void)x; (void)gy; (void)w_pw;
+  return false;
+#endif
+}
+
+// Rung 10's outputs: ga = W_pw^T gy (B, C, T) and, where want_db, db_pw's partials (p.b, p.n) and its output p.db_pw
+// (p.w and p.dw_pw undefined), for finish_sums.
+struct PwDgradOut {
+  at::Tensor ga;
+  PwKernelPartials p;
+};
+inline PwDgradOut pw_kernel_dgrad(const at::Tensor& gy, const at::Tensor& w_pw, bool want_db) {
+  PwDgradOut r;
+#ifdef DWSEP_BACKWARD_KERNEL
+  const at::Tensor g = gy.contiguous(), w = w_pw.reshape({w_pw.size(0), w_pw.size(1)}).contiguous();
+  PwDgradArgs a{};
+  a.gy = g.data_ptr<float>();
+  a.w_pw = w.data_ptr<float>();
+  a.B = g.size(0); a.C = w.size(1); a.C_out = g.size(1); a.T = g.size(2);
+  r.ga = at::empty({a.B, a.C, a.T}, g.options());
+  a.ga = r.ga.data_ptr<float>();
+  const int64_t G = pw_dgrad_tma_blocks(a);
+  r.p.n = G;
+  if (want_db) {
+    r.p.b = at::empty({a.C_out, G}, g.options());
+    r.p.db_pw = at::empty({a.C_out}, g.options());
+    a.partial_b = r.p.b.data_ptr<float>();
+  }
+  if (G == 0) {  // empty input: ga empty, db_pw zero
+    if (want_db) r.p.db_pw.zero_();
+    r.p.b = at::Tensor();
+    return r;
+  }
+  pw_dgrad_tma(a, G, c10::cuda::getCurrentCUDAStream().stream());
+  const cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "pw_dgrad_tma: kernel launch failed: ", cudaGetErrorString(err));
+#else
+  (void)gy; (void)w_pw; (void)want_db;
+  TORCH_CHECK(false, "pw_dgrad_tma is not built into this extension");
+#endif
+  return r;
+}
+
 // One launch for the fixed-order sums of a backward's partials: the depthwise kernel's (d, where it ran with finish
 // false) and rung 6's or 7's (p).
 inline void finish_sums(const DwKernelGrads* d, const PwKernelPartials& p, int64_t C, int64_t K) {
@@ -283,7 +377,7 @@ inline void finish_sums(const DwKernelGrads* d, const PwKernelPartials& p, int64
   }
   if (p.b.defined()) {
     s.partial_pw = p.b.data_ptr<float>();
-    s.n_pw = p.n; s.C_out = p.dw_pw.size(0);
+    s.n_pw = p.n; s.C_out = p.db_pw.size(0);
     s.db_pw = p.db_pw.data_ptr<float>();
   }
   if (p.w.defined()) {
@@ -443,6 +537,23 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // Mode 3, where the weight gradient is wanted and rung 6 or 7 runs: it computes dW_pw and db_pw from act and gy (the
     // depthwise kernel then reads no gy), and one backward_finish sums both kernels' partials.
     const bool db_pw = need[4] && b_pw.defined();
+    // mode 6: backward rung 10 (pw_data_grad_wgmma.cu: ga = W_pw^T gy and db_pw's partials) where cuDNN's data
+    // gradient is a TF32 GEMM and rung 10 takes the shape, then rung 4 reading no gy, one finish for both kernels'
+    // partials, then cuDNN's weight gradient from rung 4's act; elsewhere mode 1
+    if (mode == 6 && pw_dgrad_kernel_runs(x, gy, w_pw)) {
+      const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, db_pw);
+      const c10::optional<DwKernelGrads> d = dw_kernel_backward(r.ga, gy, x, w_dw, b_dw, dilation, padding, need[0],
+                                                                need[3], false, at::Tensor(), false);
+      finish_sums(&*d, r.p, c, w_dw.size(2));
+      if (need[0]) g[0] = d->dx;
+      if (need[1]) g[1] = d->dw_dw;
+      if (need[2]) g[2] = d->db_dw;
+      if (need[3])
+        g[3] = std::get<1>(at::convolution_backward(gy, d->act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false,
+                                                    {0}, 1, {false, true, false}));
+      if (db_pw) g[4] = r.p.db_pw;
+      return g;
+    }
     // mode 5: rung 9 + rung 4's gv form where both of cuDNN's 1x1-conv gradients are TF32 GEMMs (pw_kernel_runs;
     // dgwg_fits: kTcMinC <= C, C_out, as rung 5) and rung 9 takes the shape
     if (mode == 5 && need[3] && pw_kernel_runs(x, gy, w_pw)) {

@@ -105,6 +105,26 @@ std::tuple<torch::Tensor, torch::Tensor, int64_t> pw_weight_grad(torch::Tensor g
   return {p.dw_pw, p.db_pw, rung};
 }
 
+// Backward rung 10 alone (pw_data_grad_wgmma.cu): from gy (B, C_out, T) and w_pw (C_out, C, 1), (ga = W_pw^T gy (B, C,
+// T), db_pw (C_out)), whatever the TF32 switch says (the backward asks for it only where cuDNN's data gradient is
+// TF32). For checking the kernel against float64 (tests/test_gpu.py). Refuses shapes outside pw_dgrad_tma_fits.
+std::tuple<torch::Tensor, torch::Tensor> pw_data_grad(torch::Tensor gy, torch::Tensor w_pw) {
+  TORCH_CHECK(gy.is_cuda() && w_pw.is_cuda() && gy.dim() == 3 && w_pw.dim() == 3 && w_pw.size(0) == gy.size(1) &&
+                  w_pw.size(2) == 1 && gy.scalar_type() == torch::kFloat && w_pw.scalar_type() == torch::kFloat,
+              "pw_data_grad: gy (B, C_out, T) and w_pw (C_out, C, 1) must be float32 CUDA tensors; got gy ",
+              shape_of(gy), ", w_pw ", shape_of(w_pw));
+  const c10::cuda::CUDAGuard guard(gy.device());
+  const torch::Tensor g = gy.contiguous();
+  PwDgradArgs args{};
+  args.gy = g.data_ptr<float>();
+  args.B = g.size(0); args.C = w_pw.size(1); args.C_out = g.size(1); args.T = g.size(2);
+  TORCH_CHECK(pw_dgrad_tma_fits(args), "pw_data_grad: outside backward rung 10's limits (an sm_90 GPU and an sm_90a "
+              "build, T % 4 == 0, 1 <= C, C_out <= 128); got gy ", shape_of(gy), ", w_pw ", shape_of(w_pw));
+  const dwsep::PwDgradOut r = dwsep::pw_kernel_dgrad(g, w_pw, true);
+  dwsep::finish_sums(nullptr, r.p, args.C, 1);
+  return {r.ga, r.p.db_pw};
+}
+
 // Backward rung 8 alone (dw_silu_wgrad_wgmma.cu): from ga = dL/d act, gy and x, (dx, dW_dw, db_dw, dW_pw, db_pw)
 // (db_dw undefined without b_dw). For checking the kernel against float64 (tests/test_gpu.py); the backward calls it
 // through eager_autograd.h. Refuses shapes outside dw_wgrad_fused_fits.
@@ -158,6 +178,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 #ifdef DWSEP_BACKWARD_KERNEL
   m.def("pw_weight_grad", &pw_weight_grad, "(dW_pw, db_pw, rung) from gy and act by backward rung 7 or 6",
         py::arg("gy"), py::arg("act"));
+  m.def("pw_data_grad", &pw_data_grad, "(ga = W_pw^T gy, db_pw) by backward rung 10 alone", py::arg("gy"),
+        py::arg("w_pw"));
   m.def("dw_wgrad_fused", &dw_wgrad_fused, "[dx, dW_dw, db_dw, dW_pw, db_pw] by backward rung 8 alone",
         py::arg("ga"), py::arg("gy"), py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("dilation"),
         py::arg("padding"));

@@ -32,3 +32,21 @@ void pw_wgrad(const PwWgradArgs& a, void* stream);
 bool pw_wgrad_tma_fits(const PwWgradArgs& a);
 int64_t pw_wgrad_tma_blocks(const PwWgradArgs& a);
 void pw_wgrad_tma(const PwWgradArgs& a, int64_t G, void* stream);
+
+// Backward rung 10 (pw_data_grad_wgmma.cu, TMA + wgmma, dy as the register operand): the 1x1 conv's data gradient
+//   ga[b, c, t] = sum_o W_pw[o, c] gy[b, o, t]     (TF32 operands rounded to nearest even, as cuDNN's TF32 data
+//                                                   gradient rounds them; fp32 accumulation)
+// and db_pw's partials from the same reads of gy (unrounded): partial_b[o * G + blk], for backward_finish (n_pw = G).
+struct PwDgradArgs {
+  const float* gy;    // (B, C_out, T) float32, contiguous, 16-byte aligned
+  const float* w_pw;  // (C_out, C) float32, contiguous
+  float* ga;          // (B, C, T), contiguous, 8-byte aligned
+  float* partial_b;   // (C_out, G), or nullptr (no db_pw)
+  int64_t B, C, C_out, T;
+};
+// Whether rung 10 takes the args (built for sm_90a, an sm_90 GPU, T % 4 == 0, gy 16-byte aligned, 1 <= C, C_out <=
+// 128), G for them (one block per SM at most, never more than the 64-step tiles) and the launch (throws where it
+// does not fit). The caller runs it only where cuDNN's data gradient is a TF32 GEMM at the shape.
+bool pw_dgrad_tma_fits(const PwDgradArgs& a);
+int64_t pw_dgrad_tma_blocks(const PwDgradArgs& a);
+void pw_dgrad_tma(const PwDgradArgs& a, int64_t G, void* stream);

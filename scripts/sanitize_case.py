@@ -48,7 +48,8 @@ if variant == "backward":
         model, x = fj.make_case(s, torch.float32, "cuda", seed=i)
         args = fj.forward_args(model)
         for mode in (fj.BACKWARDS["dw_kernel"], fj.BACKWARDS["fused"], fj.BACKWARDS["wgrad_kernel"],
-                     fj.BACKWARDS["wgrad_fused"], fj.BACKWARDS["split"]):  # rungs 3/4, 5, 6/7, 8, 9 + 4's gv form
+                     fj.BACKWARDS["wgrad_fused"], fj.BACKWARDS["split"], fj.BACKWARDS["dgrad_kernel"]):
+            # rungs 3/4, 5, 6/7, 8, 9 + 4's gv form, 10 + 4
             xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
             y = fj.general_kernel().forward_train(xs, *args, mode)
             gy = torch.randn_like(y)
@@ -67,6 +68,15 @@ if variant == "backward":
         ref = torch.einsum("bot,bct->oc", gy.double(), act.double())
         worst_pw = max(worst_pw, fj.max_diff(dw[:, :, 0], ref) / float(ref.abs().max()),
                        fj.max_diff(db, gy.double().sum((0, 2))) / float(gy.double().sum((0, 2)).abs().max()))
+    worst_dg = 0.0  # rung 10 alone (sm_90): ga and db_pw against float64's of its TF32-rounded operands
+    for B, C, C_out, T in [(3, 40, 100, 1000), (1, 33, 128, 4100), (5, 97, 35, 36), (1, 1, 1, 4)] \
+            if torch.cuda.get_device_capability() == (9, 0) else []:
+        gy = torch.randn(B, C_out, T, device="cuda")
+        w = torch.randn(C_out, C, 1, device="cuda")
+        ga, db = fj.general_kernel().pw_data_grad(gy, w)
+        ref = torch.einsum("oc,bot->bct", fj.tf32_rne(w[:, :, 0]).double(), fj.tf32_rne(gy).double())
+        worst_dg = max(worst_dg, fj.max_diff(ga, ref) / float(ref.abs().max()),
+                       fj.max_diff(db, gy.double().sum((0, 2))) / float(gy.double().sum((0, 2)).abs().max()))
     # rung 8 alone and backward="split"'s kernels (rung 9 + 4's gv form) alone, on sm_90: every gradient against
     # float64's (fj.dw_wgrad_case, fj.split_case)
     alone = {"r8": (fj.dw_wgrad_case, lambda a_: fj.general_kernel().dw_wgrad_fused(*a_)),
@@ -84,11 +94,12 @@ if variant == "backward":
             ran_alone[key] += 1
     print(f"sanitize_case backward: worst max |grad - eager's| / max |eager's| = {worst:.3g} (bound 1e-4); "
           f"rung {rung} alone: max |dW_pw, db_pw - float64's| / max = {worst_pw:.3g} (bound 1e-3); "
+          f"rung 10 alone: max |ga, db_pw - float64's| / max = {worst_dg:.3g} (bound 1e-5); "
           f"rung 8 alone at {ran_alone['r8']} shapes: max |grad - float64's| / max = {worst_alone['r8']:.3g} "
           "(bound 1e-3); "
           f"rung 9 + 4's gv form at {ran_alone['r9']} shapes: max |grad - float64's| / max = {worst_alone['r9']:.3g} "
           "(bound 1e-3)")
-    sys.exit(0 if worst <= 1e-4 and worst_pw <= 1e-3 and max(worst_alone.values()) <= 1e-3 else 1)
+    sys.exit(0 if worst <= 1e-4 and worst_pw <= 1e-3 and worst_dg <= 1e-5 and max(worst_alone.values()) <= 1e-3 else 1)
 defines = fj.defines_over_tuned(variant, sys.argv[2:])
 info = fj.variant_info(variant)
 shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   # the headline's tiles

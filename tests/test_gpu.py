@@ -235,7 +235,7 @@ def _poison_allocator(*numels):
                                    dict(B=2, C_in=40, C_out=100, T=1000, K=4, dilation=2, bias=True)],
                          ids=["K5_C_out_wider", "K9_vector_no_bias", "K3_vector_shifted", "K9_rung3_odd_rows",
                               "rung5_tc", "rung3_then_rung6"])
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split"])
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "dgrad_kernel"])
 def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants, backward):
     """The backward kernels (dw_silu_backward.cu; with backward="fused", dw_silu_backward_tc.cu where it takes the
     shape: rung5_tc; with backward="wgrad_kernel", the 1x1 conv's weight gradient by pw_weight_grad.cu where
@@ -296,6 +296,34 @@ def test_pw_weight_grad_kernel_against_float64(B, C, C_out, T):
     assert fj.max_diff(db, ref_b) <= 1e-5 * float(ref_b.abs().max()) + 1e-4, fj.max_diff(db, ref_b)
 
 
+@pytest.mark.parametrize("B,C,C_out,T", [(16, 128, 128, 2048), (3, 40, 100, 1000), (2, 128, 72, 68),
+                                         (1, 33, 128, 4100), (5, 97, 35, 36), (1, 1, 1, 4), (7, 128, 128, 260)],
+                         ids=["headline", "C_out_wider", "one_tile_per_block", "odd_C_many_tiles",
+                              "odd_both_short", "fewest", "more_tiles_than_stages"])
+def test_pw_data_grad_kernel_against_float64(B, C, C_out, T):
+    """Backward rung 10 alone (pw_data_grad_wgmma.cu: TMA + wgmma, dy from registers), into NaN-poisoned memory, on
+    fresh random gy and W_pw: ga within float32 summation error of float64 sums of its operands rounded to TF32 as
+    cuDNN rounds them (a truncating or unrounded operand would be ~1e-4 off), db_pw within float32 summation error of
+    gy's float64 row sums. Tiles past T (T % 64 != 0), channels past C and C_out (padded to 128) are zeros or dropped."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("backward rung 10 runs on sm_90 GPUs only")
+    torch.manual_seed(B * 1000 + C + T)
+    gy = torch.randn(B, C_out, T, device="cuda")
+    w = torch.randn(C_out, C, 1, device="cuda") / C_out ** 0.5
+    ref_ga = torch.einsum("oc,bot->bct", fj.tf32_rne(w[:, :, 0]).double(), fj.tf32_rne(gy).double())
+    ref_b = gy.double().sum((0, 2))
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    _poison_allocator(B * C * T, C_out, sms * C_out)
+    fj.smem_poisoner().poison_smem()
+    ga, db = fj.general_kernel().pw_data_grad(gy, w)
+    torch.cuda.synchronize()
+    assert ga.shape == (B, C, T) and db.shape == (C_out,)
+    assert torch.isfinite(ga).all() and torch.isfinite(db).all()
+    scale = float(ref_ga.abs().max())
+    assert fj.max_diff(ga, ref_ga) <= 2e-6 * scale * max(1.0, (C_out / 32) ** 0.5), (fj.max_diff(ga, ref_ga), scale)
+    assert fj.max_diff(db, ref_b) <= 1e-5 * float(ref_b.abs().max()) + 1e-4, fj.max_diff(db, ref_b)
+
+
 def _assert_within(names, got, refs, tols):
     """Each output against its float64 reference: max |got - ref| <= tol * max |ref| (+ 1e-6); an output without a
     reference (None: no bias) absent or empty."""
@@ -353,7 +381,7 @@ def test_split_backward_kernels_against_float64(B, C, C_out, T, K, d, bias):
     _assert_within(fj.SPLIT_OUTPUTS, got, refs, tols)
 
 
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split"])
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "dgrad_kernel"])
 def test_kernel_backward_is_strict_with_tf32_off_on_gpu(backward):
     """With torch.backends.cudnn.allow_tf32 off, eager's backward is float32 throughout; so is ModelNew's: no TF32
     GEMM (rung 5's data gradient, rung 6's weight gradient) may run, so every gradient stays as close to float64 as
