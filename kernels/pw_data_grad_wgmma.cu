@@ -40,6 +40,12 @@
 #include "pw_wgrad_args.h"
 #include "gpu_props.h"      // gpu_compute_capability, blocks_per_sm_capped
 
+// PWDG_ABLATE (a bit mask, timing experiments only: the output is then wrong; scripts/pw_dgrad_ab.py) leaves a part
+// out: 1 ga's stores, 2 the MMA (issue and wait), 4 W_pw's fill, 8 the A fragment's rounding and db_pw's sums,
+// 16 dy's TMA loads and their waits (the stages' stale contents are used).
+#ifndef PWDG_ABLATE
+#define PWDG_ABLATE 0
+#endif
 #ifndef PWDG_STAGES
 #define PWDG_STAGES 4  // dy tiles in flight or in use per block, half per warpgroup (4 is the most that fits)
 #endif
@@ -122,11 +128,11 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
-  if ((tid & 127) == 0)
+  if ((tid & 127) == 0 && !(PWDG_ABLATE & 16))
     for (int j = 0; j < nw && j < kPerWg; ++j) issue(j);
   // B = W_pw: element (row c, logical k) = tf32(W_pw[o, c]) at k = 8 (o / 8) + k_of_chan(o % 8), zeros past C_out or C.
   // Element i = o * 128 + c (a warp reads 32 consecutive c of one row); all 64 of a thread's loads in flight at once.
-  {
+  if (!(PWDG_ABLATE & 4)) {
     constexpr int kPer = kRows * kRows / (128 * kConsumers);
     float w[kPer];
 #pragma unroll
@@ -155,7 +161,7 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
   for (int r = 0; r < 64; ++r) d[r] = 0.0f;
   for (int j = 0; j < nw; ++j) {
     const int s = wg * kPerWg + j % kPerWg;
-    mbar_wait(&full[s], (j / kPerWg) & 1);
+    if (!(PWDG_ABLATE & 16)) mbar_wait(&full[s], (j / kPerWg) & 1);
     const uint32_t st = st_addr + s * kStageBytes;
     uint32_t a[16][4];
 #pragma unroll
@@ -164,26 +170,36 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
       for (int h = 0; h < 2; ++h) {
         const int o = 8 * ks + 2 * t4 + h;  // row o % 8 = 2 t4 + h: the swizzle's XOR
         const float2 v = lds64(st + a_box + o * 128 + ((a_chunk ^ static_cast<uint32_t>(o & 7)) << 4) + a_in);
-        dbs[2 * ks + h] += v.x + v.y;
-        a[ks][2 * h] = tc_tf32(v.x);
-        a[ks][2 * h + 1] = tc_tf32(v.y);
+        if (PWDG_ABLATE & 8) {
+          a[ks][2 * h] = __float_as_uint(v.x);
+          a[ks][2 * h + 1] = __float_as_uint(v.y);
+        } else {
+          dbs[2 * ks + h] += v.x + v.y;
+          a[ks][2 * h] = tc_tf32(v.x);
+          a[ks][2 * h + 1] = tc_tf32(v.y);
+        }
       }
     }
     named_bar_sync(1 + wg, 128);  // the warpgroup's values are in registers (their loads consumed above)
-    if ((tid & 127) == 0 && j + kPerWg < nw) issue(j + kPerWg);
+    if ((tid & 127) == 0 && j + kPerWg < nw && !(PWDG_ABLATE & 16)) issue(j + kPerWg);
     wg_fence_regs(d);
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    if (PWDG_ABLATE & 2) {
 #pragma unroll
-    for (int ks = 0; ks < 16; ++ks)
-      mma_rs(d, a[ks], wg_desc(w_addr + (ks / 4) * (kRows * 128) + (ks % 4) * 32), ks > 0);
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    wg_wait<0>();
+      for (int ks = 0; ks < 16; ++ks) d[4 * ks] += __uint_as_float(a[ks][0] ^ a[ks][1] ^ a[ks][2] ^ a[ks][3]);
+    } else {
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int ks = 0; ks < 16; ++ks)
+        mma_rs(d, a[ks], wg_desc(w_addr + (ks / 4) * (kRows * 128) + (ks % 4) * 32), ks > 0);
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      wg_wait<0>();
+    }
     wg_fence_regs(d);
     // ga (b, c, t): d[4 jn + 2v + u] = (step t0 + 16 w4 + 2g + v, channel 8 jn + 2 t4 + u): float2 over v
     int b, t;
     tile_of(j, b, t);
     t += 16 * w4 + 2 * g;
-    if (t < T) {  // T % 4 == 0 and t even: t + 1 < T too
+    if (t < T && !(PWDG_ABLATE & 1)) {  // T % 4 == 0 and t even: t + 1 < T too
       float* row = ga + (static_cast<int64_t>(b) * C) * T + t;
 #pragma unroll
       for (int jn = 0; jn < 16; ++jn)
