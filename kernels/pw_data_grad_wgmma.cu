@@ -75,6 +75,15 @@ __device__ __forceinline__ void sts32(uint32_t addr, float v) {
   asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
 }
 
+// fp32 -> tf32, round to nearest even, in one instruction (F2FP.TF32.F32.PACK_B; PTX's cvt.rn.tf32.f32 needs sm_90,
+// so the shared tc_tf32 of common.cuh keeps its six-instruction integer form): the same rounding of every finite value
+// (the tensor cores read the upper 19 bits only).
+__device__ __forceinline__ uint32_t tf32_rn(float v) {
+  uint32_t r;
+  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+  return r;
+}
+
 // D (64 x 128) (+)= A (64 x 8 tf32, registers) * B (8 x 128, smem descriptor b); accumulate 0 overwrites D.
 __device__ __forceinline__ void mma_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b, int accumulate) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
@@ -131,20 +140,31 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
   if ((tid & 127) == 0 && !(PWDG_ABLATE & 16))
     for (int j = 0; j < nw && j < kPerWg; ++j) issue(j);
   // B = W_pw: element (row c, logical k) = tf32(W_pw[o, c]) at k = 8 (o / 8) + k_of_chan(o % 8), zeros past C_out or C.
-  // Element i = o * 128 + c (a warp reads 32 consecutive c of one row); all 64 of a thread's loads in flight at once.
+  // A thread owns row c = tid % 128 and the 16-byte chunks q = wg + 2 r (logical k 4q .. 4q + 3: channels o = 8 (q / 2)
+  // + 2 kk + q % 2, kk = 0..3), one STS.128 each at chunk q % 8 of atom q / 8, XORed with c % 8 (wg_swz<4>'s layout,
+  // written out: its generic index math per element cost ~3000 instructions a thread, 5 us of the kernel by
+  // PWDG_ABLATE 4). A warp's loads read 32 consecutive c of one row o; all 64 of a thread's loads in flight at once.
   if (!(PWDG_ABLATE & 4)) {
-    constexpr int kPer = kRows * kRows / (128 * kConsumers);
-    float w[kPer];
+    constexpr int kChunks = kRows / 4 / kConsumers;  // 16 chunks a thread
+    const int c = tid % kRows;
+    float w[kChunks][4];
+    const bool full_w = C == kRows && C_out == kRows;
 #pragma unroll
-    for (int r = 0; r < kPer; ++r) {
-      const int i = tid + 128 * kConsumers * r, o = i / kRows, c = i % kRows;
-      w[r] = (o < C_out && c < C) ? __ldg(w_pw + static_cast<int64_t>(o) * C + c) : 0.0f;
+    for (int r = 0; r < kChunks; ++r) {
+      const int q = wg + kConsumers * r;
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        const int o = 8 * (q >> 1) + 2 * kk + (q & 1);
+        w[r][kk] = (full_w || (o < C_out && c < C)) ? __ldg(w_pw + o * C + c) : 0.0f;
+      }
     }
+    const uint32_t row = w_addr + c * 128;
 #pragma unroll
-    for (int r = 0; r < kPer; ++r) {
-      const int i = tid + 128 * kConsumers * r, o = i / kRows, c = i % kRows;
-      const int k = 8 * (o / 8) + k_of_chan(o % 8);
-      sts32(w_addr + wg_swz<4>(c, k, kRows), __uint_as_float(tc_tf32(w[r])));
+    for (int r = 0; r < kChunks; ++r) {
+      const int q = wg + kConsumers * r;
+      const uint32_t addr = row + (q >> 3) * (kRows * 128) + (((q & 7) ^ (c & 7)) << 4);
+      asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(tf32_rn(w[r][0])),
+                   "r"(tf32_rn(w[r][1])), "r"(tf32_rn(w[r][2])), "r"(tf32_rn(w[r][3])) : "memory");
     }
   }
   fence_proxy_async();        // W_pw -> visible to wgmma
@@ -153,6 +173,13 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
   // this thread's A fragment: steps 16 w4 + 2g, +1 of the tile; channels 8 s + 2 t4 (a0, a1) and + 1 (a2, a3)
   const int tb = 16 * (w4 & 1) + 2 * g;                    // step within its box (box w4 / 2)
   const uint32_t a_box = (w4 >> 1) * kBoxBytes, a_chunk = tb >> 2, a_in = (tb & 3) * 4;
+  // its two rows of each 8-row group (o % 8 = 2 t4 + h, the swizzle's XOR), as offsets in a stage; k-step ks adds 1024
+  uint32_t a_off[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const uint32_t o = 2 * t4 + h;
+    a_off[h] = a_box + o * 128 + ((a_chunk ^ o) << 4) + a_in;
+  }
   float dbs[32];
 #pragma unroll
   for (int r = 0; r < 32; ++r) dbs[r] = 0.0f;
@@ -168,15 +195,14 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
     for (int ks = 0; ks < 16; ++ks) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int o = 8 * ks + 2 * t4 + h;  // row o % 8 = 2 t4 + h: the swizzle's XOR
-        const float2 v = lds64(st + a_box + o * 128 + ((a_chunk ^ static_cast<uint32_t>(o & 7)) << 4) + a_in);
+        const float2 v = lds64(st + a_off[h] + ks * 1024);  // row o = 8 ks + 2 t4 + h
         if (PWDG_ABLATE & 8) {
           a[ks][2 * h] = __float_as_uint(v.x);
           a[ks][2 * h + 1] = __float_as_uint(v.y);
         } else {
           dbs[2 * ks + h] += v.x + v.y;
-          a[ks][2 * h] = tc_tf32(v.x);
-          a[ks][2 * h + 1] = tc_tf32(v.y);
+          a[ks][2 * h] = tf32_rn(v.x);
+          a[ks][2 * h + 1] = tf32_rn(v.y);
         }
       }
     }
@@ -200,15 +226,24 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
     tile_of(j, b, t);
     t += 16 * w4 + 2 * g;
     if (t < T && !(PWDG_ABLATE & 1)) {  // T % 4 == 0 and t even: t + 1 < T too
-      float* row = ga + (static_cast<int64_t>(b) * C) * T + t;
+      // channel 8 jn + 2 t4 + u at p + (8 jn + u) T: one pointer step of 8 T per jn (the per-store 64-bit index math
+      // and branches of the guarded form cost ~1300 instructions a tile, 6 us of the kernel by PWDG_ABLATE 1)
+      float* p = ga + (static_cast<int64_t>(b) * C + 2 * t4) * T + t;
+      const int64_t T8 = static_cast<int64_t>(8) * T;
+      if (C == kRows) {
 #pragma unroll
-      for (int jn = 0; jn < 16; ++jn)
-#pragma unroll
-        for (int u = 0; u < 2; ++u) {
-          const int c = 8 * jn + 2 * t4 + u;
-          if (c < C) *reinterpret_cast<float2*>(row + static_cast<int64_t>(c) * T) =
-              make_float2(d[4 * jn + u], d[4 * jn + 2 + u]);
+        for (int jn = 0; jn < 16; ++jn, p += T8) {
+          *reinterpret_cast<float2*>(p) = make_float2(d[4 * jn], d[4 * jn + 2]);
+          *reinterpret_cast<float2*>(p + T) = make_float2(d[4 * jn + 1], d[4 * jn + 3]);
         }
+      } else {
+        const int left = C - 2 * t4;  // channels 8 jn + u < left exist
+#pragma unroll
+        for (int jn = 0; jn < 16; ++jn, p += T8) {
+          if (8 * jn < left) *reinterpret_cast<float2*>(p) = make_float2(d[4 * jn], d[4 * jn + 2]);
+          if (8 * jn + 1 < left) *reinterpret_cast<float2*>(p + T) = make_float2(d[4 * jn + 1], d[4 * jn + 3]);
+        }
+      }
     }
   }
   // db_pw: this thread's 32 sums are channels 8 ks + 2 t4 + h; the 8 lanes of one t4 (g = 0..7) meet by shuffles,
