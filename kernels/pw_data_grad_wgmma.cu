@@ -142,8 +142,8 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
   // B = W_pw: element (row c, logical k) = tf32(W_pw[o, c]) at k = 8 (o / 8) + k_of_chan(o % 8), zeros past C_out or C.
   // A thread owns row c = tid % 128 and the 16-byte chunks q = wg + 2 r (logical k 4q .. 4q + 3: channels o = 8 (q / 2)
   // + 2 kk + q % 2, kk = 0..3), one STS.128 each at chunk q % 8 of atom q / 8, XORed with c % 8 (wg_swz<4>'s layout,
-  // written out: its generic index math per element cost ~3000 instructions a thread, 5 us of the kernel by
-  // PWDG_ABLATE 4). A warp's loads read 32 consecutive c of one row o; all 64 of a thread's loads in flight at once.
+  // written out: with its generic index math per element the fill was 3294 SASS instructions, now 1053, both C
+  // paths: results/logs/rung10_ptxas_sass.txt). A warp's loads read 32 consecutive c of one row o; all 64 of a thread's loads in flight at once.
   if (!(PWDG_ABLATE & 4)) {
     constexpr int kChunks = kRows / 4 / kConsumers;  // 16 chunks a thread
     const int c = tid % kRows;
@@ -226,8 +226,8 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
     tile_of(j, b, t);
     t += 16 * w4 + 2 * g;
     if (t < T && !(PWDG_ABLATE & 1)) {  // T % 4 == 0 and t even: t + 1 < T too
-      // channel 8 jn + 2 t4 + u at p + (8 jn + u) T: one pointer step of 8 T per jn (the per-store 64-bit index math
-      // and branches of the guarded form cost ~1300 instructions a tile, 6 us of the kernel by PWDG_ABLATE 1)
+      // channel 8 jn + 2 t4 + u at p + (8 jn + u) T: one pointer step of 8 T per jn (a guarded store with its own
+      // 64-bit index each was 818 SASS instructions for the stores and the loop's end, now 586 for both C paths)
       float* p = ga + (static_cast<int64_t>(b) * C + 2 * t4) * T + t;
       const int64_t T8 = static_cast<int64_t>(8) * T;
       if (C == kRows) {
