@@ -93,7 +93,9 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # "dgrad_kernel": "dw_kernel" with, where allow_tf32 is on, cuDNN's data gradient of the 1x1 conv is a TF32 GEMM at
 # the shape, C, C_out <= 128, T % 4 == 0, an sm_90 GPU and an sm_90a build: backward rung 10
 # (kernels/pw_data_grad_wgmma.cu: ga = W_pw^T dy on TF32 wgmma with dy from registers, and db_pw from the same reads)
-# in place of cuDNN's data gradient, so that rung 4 reads no dy; elsewhere "dw_kernel".
+# in place of cuDNN's data gradient, so that rung 4 reads no dy; elsewhere "dw_kernel". Measured no faster than
+# "dw_kernel" (65.18 against 64.91 us at the headline, logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log):
+# an opt-in for A/B.
 # "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic cuDNN).
 # docs/results.md has the measurements of each rung.
 BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4, "split": 5,

@@ -39,7 +39,8 @@
 // Mode 6 (backward="dgrad_kernel") is mode 1 with, where allow_tf32 is on, cuDNN's data gradient is a TF32 GEMM at the
 // shape (cudnn_dgrad_is_tf32) and backward rung 10 takes it (pw_dgrad_kernel_runs: an sm_90 GPU, an sm_90a build,
 // C, C_out <= 128, T % 4 == 0), rung 10 (pw_data_grad_wgmma.cu) for the data gradient and db_pw, so that rung 4
-// reads no gy; elsewhere mode 1.
+// reads no gy; elsewhere mode 1. Measured no faster than mode 1 (65.18 against 64.91 us at the headline,
+// logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log).
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
