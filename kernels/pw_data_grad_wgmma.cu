@@ -54,6 +54,12 @@
 #ifndef PWDG_ABLATE
 #define PWDG_ABLATE 0
 #endif
+// PWDG_TMA_LATE: dy's first loads issued 0 before W_pw's fill, 1 after the fill's loads are issued (W_pw then comes
+// first from L2 and DRAM instead of queueing behind ~17 MB of dy boxes), 2 each warpgroup's first tile before, the rest
+// after
+#ifndef PWDG_TMA_LATE
+#define PWDG_TMA_LATE 0
+#endif
 #ifndef PWDG_STAGES
 #define PWDG_STAGES 4  // dy tiles in flight or in use per block, half per warpgroup (4 is the most that fits)
 #endif
@@ -145,8 +151,9 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
+  constexpr int kEarly = PWDG_TMA_LATE == 0 ? kPerWg : PWDG_TMA_LATE == 1 ? 0 : 1;  // tiles issued before the fill
   if ((tid & 127) == 0 && !(PWDG_ABLATE & 16))
-    for (int j = 0; j < nw && j < kPerWg; ++j) issue(j);
+    for (int j = 0; j < nw && j < kEarly; ++j) issue(j);
   // B = W_pw: element (row c, logical k) = tf32(W_pw[o, c]) at k = 8 (o / 8) + k_of_chan(o % 8), zeros past C_out or C.
   // A thread owns row c = tid % 128 and the 16-byte chunks q = wg + 2 r (logical k 4q .. 4q + 3: channels o = 8 (q / 2)
   // + 2 kk + q % 2, kk = 0..3), one STS.128 each at chunk q % 8 of atom q / 8, XORed with c % 8 (wg_swz<4>'s layout,
@@ -166,6 +173,8 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
         w[r][kk] = (full_w || (o < C_out && c < C)) ? __ldg(w_pw + o * C + c) : 0.0f;
       }
     }
+    if (kEarly < kPerWg && (tid & 127) == 0 && !(PWDG_ABLATE & 16))  // after the fill's loads are issued
+      for (int j = kEarly; j < nw && j < kPerWg; ++j) issue(j);
     const uint32_t row = w_addr + c * 128;
 #pragma unroll
     for (int r = 0; r < kChunks; ++r) {
@@ -175,6 +184,8 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
                    "r"(tf32_rn(w[r][1])), "r"(tf32_rn(w[r][2])), "r"(tf32_rn(w[r][3])) : "memory");
     }
   }
+  if ((PWDG_ABLATE & 4) && kEarly < kPerWg && (tid & 127) == 0 && !(PWDG_ABLATE & 16))  // no fill: issue them here
+    for (int j = kEarly; j < nw && j < kPerWg; ++j) issue(j);
   fence_proxy_async();        // W_pw -> visible to wgmma
   __syncthreads();
   const int w4 = warp & 3, g = lane >> 2, t4 = lane & 3;
