@@ -37,6 +37,8 @@
 // ablation and ncu showed it latency-bound (2 warps per scheduler, 0.32 instructions issued per cycle), the fill's
 // index math and the guarded stores the largest parts. This form (1204d8f): 13.0 against cuDNN's 10.8, rung 4 20.7
 // against 25.8, and the backward 65.18 against the default's 64.91 us in one interleaved ab: no faster.
+// Alone (L2 flushed) 21.4-22.0 us against cuDNN's 14.8-14.9; PWDG_TMA_LATE=2 (dy's boxes after W_pw's fill, but each
+// warpgroup's first) 18.88 in one run, its output and sanitizers not yet checked: off until they are.
 // Outcome: an opt-in, backward="dgrad_kernel", for A/B; ModelNew's default backward stays "dw_kernel".
 #include <cuda_runtime.h>
 #include <cstdint>
