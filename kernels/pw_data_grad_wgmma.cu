@@ -3,8 +3,8 @@
 // mode 6) runs it in place of cuDNN's data gradient, and rung 4 then reads no dy (its db_pw comes from here).
 // What it changes against the default: the default reads dy twice before the weight gradient, once in cuDNN's data
 // gradient (a cutlass_80 mma.sync kernel: ~11 us in the backward's profile for 33.5 MB) and once more in rung 4 only
-// for db_pw = sum of dy over (b, t) (rung 4 without that read: 20.5 against 25.3 us). Here the dy tile the data
-// gradient reads anyway gives db_pw's sums on the way.
+// for db_pw = sum of dy over (b, t) (rung 4 without that read: 20.4-21.0 against 24.9-25.4 us, docs/results.md). Here
+// the dy tile the data gradient reads anyway gives db_pw's sums on the way.
 // The GEMM, turned around so both operands suit TF32 wgmma (which takes K-major operands only from shared memory):
 //   ga^T (time x C) = dy^T (time x C_out) * W_pw (C_out x C),
 // A = dy^T from registers (M = 64 time steps a warpgroup tile, K = C_out padded to 128): each thread loads its A
@@ -14,8 +14,8 @@
 // g + 8 <-> 2g + 1 (a0/a1 and d's row pair are neighbouring steps), and logical k t4 <-> channel 2 t4, t4 + 4 <->
 // 2 t4 + 1 within each 8-channel k-step (B's fill uses the same order): a half-warp's LDS.64 then covers the 8
 // 16-byte chunks of the swizzle, no bank conflict; a warp's float2 store of ga covers 4 rows x 64 contiguous bytes.
-// Form: G = one block per SM (persistent), tiles of 64 steps strided over the blocks; two warpgroups (8 warps: with
-// a ninth producer warp one scheduler holds 3 warps, which caps a thread at 168 registers and spilled) take the
+// Form: G = one block per SM (persistent), tiles of 64 steps strided over the blocks; two warpgroups (8 warps: a
+// ninth, producer warp would put 3 warps on one scheduler, whose 64 KB of registers then allow 168 a thread) take the
 // block's tiles in turn, each into its own PWDG_STAGES / 2 stages, its thread 0 issuing the tile's two TMA boxes.
 // Per tile: wait, 32 LDS.64 (the whole A: 64 registers), round to TF32 (nearest even, as cuDNN rounds its operands)
 // while summing the unrounded values into db_pw's per-thread sums, a warpgroup barrier, the stage refilled with the
