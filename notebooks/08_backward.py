@@ -299,3 +299,11 @@ if not bwd_rows.empty:
 # at 8 warps per SM (64 registers a thread hold W_pw^T for the register-operand GEMM), so the backward ran 74.1 us
 # against the default's 63.9 (docs/results.md, "backward rung 9"). Bytes saved do not pay while the kernel that
 # saves them cannot keep enough warps in flight.
+#
+# Rung 10 (`'dgrad_kernel'`, kernels/pw_data_grad_wgmma.cu, added after the outputs here were recorded) replaces
+# cuDNN's data gradient instead: ga = W_pw^T dy on TF32 wgmma with dy as the register operand, and db_pw from the
+# same reads of dy, so that rung 4 reads no dy (25.8 -> 20.7 us in the profile). Its first form took 19.6 us against
+# cuDNN's 11.1; leaving parts out and reading the SASS put the time in instructions, not bytes (W_pw's fill was 3294
+# SASS instructions, mostly index math; each store had a guard and a 64-bit index). Written out, 13.0 us against 10.8; the
+# backward 65.18 against the default's 64.91 (docs/results.md, "backward rung 10"): what rung 4 saves, the new GEMM
+# gives back. Before timing a kernel again, count what it issues.
