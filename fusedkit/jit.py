@@ -343,22 +343,49 @@ def _pch_restore(root: Path) -> None:
         pass  # torch rebuilds it
 
 
-@functools.lru_cache(maxsize=None)
-def general_kernel(kernels_dir: Path | None = None):
+def general_kernel(kernels_dir: Path | None = None, defines: dict | None = None):
     """The general path's extension, kernels/general.cpp + kernels/dw_silu.cu (built on first use):
     `dw_silu(x, w_dw, b_dw, dilation, padding)` returns act = silu(dw(x)) in x's dtype, eager's numbers bit for
     bit; `forward(x, w_dw, b_dw, w_pw, b_pw, dilation, padding)` adds PyTorch's 1x1 conv; `forward_train(...)`
     is forward with eager's backward (kernels/eager_autograd.h). `kernels_dir`: another copy of kernels/ (an
-    earlier commit's, for an A/B of the backward: scripts/backward_ab.py)."""
+    earlier commit's, for an A/B of the backward: scripts/backward_ab.py). `defines`: compile-time knobs of the
+    backward's kernels ({"PWDG_TMA_LATE": 2}), #defined ahead of the CUDA sources: a separate build."""
     kdir = Path(kernels_dir) if kernels_dir is not None else config.KERNELS_DIR
+    return _general_kernel(kdir.resolve(), tuple(sorted((str(k), str(v)) for k, v in (defines or {}).items())))
+
+
+@functools.lru_cache(maxsize=None)
+def _general_kernel(kdir: Path, defines: tuple):
     cpp, cu, bw = kdir / "general.cpp", kdir / "dw_silu.cu", backward_sources(kdir)
     arch = "9.0a" if cuda_arch() == "9.0" else cuda_arch()  # on sm_90 the backward's rung 7 builds in too
     files = _with_headers(cpp, kdir) + _with_headers(cu, kdir) + [f for b in bw for f in _with_headers(b, kdir)]
+    knobs = "".join(f"#define {k} {v}\n" for k, v in defines)
     h = hashlib.sha256(repr(([f.name for f in files], [f.read_bytes() for f in files], arch, torch.__version__,
-                             torch.version.cuda, sys.version_info[:2])).encode())
+                             torch.version.cuda, sys.version_info[:2]) + ((knobs,) if knobs else ())).encode())
     kwargs = dict(cpp_sources=f'#define DWSEP_BACKWARD_KERNEL 1\n#line 1 "{cpp}"\n' + cpp.read_text(),
-                  cuda_sources=sm90a_define(arch) + "\n".join(f'#line 1 "{f}"\n' + f.read_text() for f in [cu, *bw]),
+                  cuda_sources=sm90a_define(arch) + knobs +
+                  "\n".join(f'#line 1 "{f}"\n' + f.read_text() for f in [cu, *bw]),
                   extra_cflags=list(HOST_CFLAGS), extra_ldflags=["-fopenmp"],
                   extra_cuda_cflags=["-O3", "-lineinfo"], extra_include_paths=[str(kdir)], with_cuda=True,
                   no_implicit_headers=True)
     return load_built(f"fused_general_{h.hexdigest()[:16]}", arch, kwargs)
+
+
+def backward_build_spec(spec: str) -> tuple[str, Path | None, dict]:
+    """An A/B script's build: "LABEL=KERNELS_DIR" (another copy of kernels/, e.g. an earlier commit's made with
+    `git archive REV kernels | tar -x -C .ab/REV`) or "LABEL:NAME=VALUE[,NAME=VALUE...]" (the working tree's kernels
+    with compile-time knobs, e.g. "late:PWDG_TMA_LATE=2"): (label, kernels_dir or None, defines). Raises ValueError
+    naming the expected forms."""
+    label, sep, rest = spec.partition(":")
+    if sep and label and "=" in rest:
+        try:
+            defines = dict(kv.split("=", 1) for kv in rest.split(","))
+        except ValueError:
+            defines = {}
+        if defines and all(re.fullmatch(r"[A-Za-z_]\w*", k) and v for k, v in defines.items()):
+            return label, None, defines
+    label, sep, path = spec.partition("=")
+    if sep and label and path and Path(path, "general.cpp").is_file():
+        return label, Path(path), {}
+    raise ValueError(f"{spec!r}: expected LABEL=KERNELS_DIR (a copy of kernels/ with general.cpp) or "
+                     "LABEL:NAME=VALUE[,NAME=VALUE...] (the tree's kernels with compile-time knobs)")

@@ -1,10 +1,13 @@
-"""A/B of the backward kernel across commits: the general path's extension built from each given copy of
-kernels/ (an earlier commit's, e.g. `git archive REV kernels | tar -x -C .ab/REV`; .ab/ is ignored) and from the
-working tree, then one backward each (torch.autograd.grad of forward_train's output in each --mode: 1 the
-backward kernel between cuDNN's two GEMMs, 3 rungs 4 + 7, 4 rung 8, 5 rung 9 + rung 4's gv form; default 1) timed in turn with bench's timer (CUDA events, L2 flushed, the
-training spin; interleaved, each primed), at the headline and one more shape. Gradients checked against eager's
-first. Rows go to the results log (kind 'backward_ab'); the printed table is the run's record.
-    python scripts/backward_ab.py [--reps 100] [--mode 1 ...] LABEL=KERNELS_DIR ..."""
+"""A/B of the backward kernel across commits or knobs: the general path's extension built from each given copy of
+kernels/ (LABEL=KERNELS_DIR: an earlier commit's, made here with `git archive REV kernels | tar -x -C .ab/REV`, .ab/
+ignored and carried: the GPU machine's copy has no git history), from the working tree's kernels with compile-time
+knobs (LABEL:NAME=VALUE,...: "late:PWDG_TMA_LATE=2"), and from the working tree, then one backward each
+(torch.autograd.grad of forward_train's output in each --mode: 1 the backward kernel between cuDNN's two GEMMs, 3
+rungs 4 + 7, 4 rung 8, 5 rung 9 + rung 4's gv form, 6 rung 10 + rung 4; default 1) timed in turn with bench's timer
+(CUDA events, L2 flushed, the training spin; interleaved, each primed), at the headline and one more shape.
+Gradients checked against eager's first. Rows go to the results log (kind 'backward_ab'); the printed table is the
+run's record.
+    python scripts/backward_ab.py [--reps 100] [--mode 1 ...] [LABEL=KERNELS_DIR | LABEL:NAME=VALUE,...] ..."""
 import argparse
 import sys
 from pathlib import Path
@@ -19,7 +22,8 @@ SHAPES = [fj.HEADLINE, dict(B=8, C_in=96, C_out=200, T=1001, K=5, dilation=2, bi
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("builds", nargs="*", help="LABEL=KERNELS_DIR (the working tree's kernels/ is always 'tree')")
+    p.add_argument("builds", nargs="*", help="LABEL=KERNELS_DIR or LABEL:NAME=VALUE[,NAME=VALUE] (the tree's kernels "
+                   "with compile-time knobs); the working tree's kernels/ is always 'tree'")
     p.add_argument("--reps", type=int, default=100)
     p.add_argument("--profile", action="store_true",
                    help="also print the kernels of one backward per build and mode at the headline (torch.profiler, "
@@ -30,10 +34,11 @@ def main() -> int:
     modes = a.mode or [1]
     exts = {}
     for spec in a.builds:
-        label, _, path = spec.partition("=")
-        if not path or not Path(path, "dw_silu_backward.cu").is_file():
-            p.error(f"{spec!r}: expected LABEL=DIR with DIR/dw_silu_backward.cu")
-        exts[label] = fj.general_kernel(Path(path).resolve())
+        try:
+            label, kdir, defines = fj.backward_build_spec(spec)
+        except ValueError as e:
+            p.error(str(e))
+        exts[label] = fj.general_kernel(kdir, defines)
     exts["tree"] = fj.general_kernel()
     timer, env, rows = fj.Timer("cuda", spin_cycles=fj.Timer.TRAIN_SPIN_CYCLES), fj.environment("cuda"), []
     for shape in SHAPES:

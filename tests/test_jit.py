@@ -151,3 +151,36 @@ def test_precompiled_header_only_for_the_kernels_folders_shared_flags(monkeypatc
 def test_silu_exhaustive_checker_compiles():
     """The exhaustive check of common.cuh's guarded SiLU builds here too (it runs on the GPU: test_gpu.py)."""
     assert fj.silu_exhaustive(run=False) == ""
+
+
+def test_backward_build_spec_takes_a_kernels_copy_or_knobs_and_names_both_forms_otherwise():
+    """The A/B scripts' builds (scripts/backward_ab.py, scripts/pw_dgrad_ab.py): LABEL=KERNELS_DIR (a copy holding
+    general.cpp) or LABEL:NAME=VALUE,... (the tree's kernels with knobs); anything else is refused by name."""
+    assert fj.backward_build_spec("late:PWDG_TMA_LATE=2,PWDG_STAGES=2") == \
+        ("late", None, {"PWDG_TMA_LATE": "2", "PWDG_STAGES": "2"})
+    label, kdir, defines = fj.backward_build_spec(f"prev={ROOT / 'kernels'}")
+    assert (label, kdir, defines) == ("prev", ROOT / "kernels", {})
+    for bad in ["late", "late:PWDG_TMA_LATE", "late:=2", "late:2X=1", "prev=/no/such/kernels", ":A=1"]:
+        with pytest.raises(ValueError, match="expected LABEL=KERNELS_DIR .* or LABEL:NAME=VALUE"):
+            fj.backward_build_spec(bad)
+
+
+def test_general_kernel_knobs_are_defined_ahead_of_the_cuda_sources_in_a_build_of_their_own(monkeypatch):
+    """general_kernel(defines=...) puts each knob in the CUDA translation unit before the backward's kernels and
+    names the build apart from the default's (so an A/B never loads the other build); without knobs the name and
+    sources are the default build's. load_built is stubbed: nothing compiles."""
+    from fusedkit import jit
+    seen = {}
+    monkeypatch.setattr(jit, "load_built", lambda name, arch, kwargs: seen.setdefault(name, kwargs) and name)
+    jit._general_kernel.cache_clear()
+    try:
+        plain = fj.general_kernel()
+        knob = fj.general_kernel(defines={"PWDG_TMA_LATE": 2})
+        assert fj.general_kernel(ROOT / "kernels") == plain  # the same kernels/, however named
+    finally:
+        jit._general_kernel.cache_clear()
+    assert plain != knob and plain.startswith("fused_general_") and knob.startswith("fused_general_")
+    src = seen[knob]["cuda_sources"]
+    assert "#define PWDG_TMA_LATE 2\n" in src
+    assert src.index("#define PWDG_TMA_LATE 2") < src.index("pw_data_grad_wgmma.cu")
+    assert "PWDG_TMA_LATE 2" not in seen[plain]["cuda_sources"]
