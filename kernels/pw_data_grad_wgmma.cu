@@ -30,10 +30,10 @@
 // and warpgroups, then backward_finish over the blocks): deterministic, no atomics.
 // Limits: an sm_90 GPU and a build for sm_90a; float32; T % 4 == 0 and dy 16-byte aligned (TMA rows); 1 <= C, C_out
 // <= 128; B * ceil(T / 64) < 2^31.
-// Measured (H200; docs/ladder.md, "backward rung 10"): correct at every shape tested (the 9c022df form's ga equal to
-// cuDNN's TF32 data gradient bit for bit at two shapes; this form within float32 summation error of float64 at seven
-// shapes into NaN-poisoned memory, ModelNew's gradients as close to eager's as the default's), memcheck and racecheck
-// clean. Slower than predicted: the first form took 19.6 us in the backward's profile against cuDNN's 11.1; its
+// Measured (H200; docs/ladder.md, "backward rung 10"): correct at every shape tested (ga equal to cuDNN's TF32 data
+// gradient bit for bit at two shapes, in the 9c022df form and in this one; within float32 summation error of float64
+// at seven shapes into NaN-poisoned memory; ModelNew's gradients as close to eager's as the default's), memcheck and
+// racecheck clean. Slower than predicted: the first form took 19.6 us in the backward's profile against cuDNN's 11.1; its
 // ablation and ncu showed it latency-bound (2 warps per scheduler, 0.32 instructions issued per cycle), the fill's
 // index math and the guarded stores the largest parts. This form (1204d8f): 13.0 against cuDNN's 10.8, rung 4 20.7
 // against 25.8, and the backward 65.18 against the default's 64.91 us in one interleaved ab: no faster.
