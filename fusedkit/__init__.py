@@ -3,7 +3,7 @@
     config     paths, the headline shape, accuracy classes, route names
     model      the reference Model, KernelBench's inputs
     registry   the variants (kernels/NN_name.cu|cpp) and what their first line says
-    jit        build on first use, cache across processes (load, general_kernel, backward_build_spec)
+    jit        build on first use, cache across processes (load, general_kernel, backward_builds)
     routing    ModelNew, its routes, the fused_jit::dwsep_conv1d operator
     check      the shape battery, float64 reference, NaN poisoning, check
     timing     the timer, bench, ab
@@ -23,7 +23,8 @@ from .config import (ROOT, LAUNCHER, HEADLINE, TOLERANCE, DTYPES, DEFAULT_VARIAN
 from .model import Model, get_inputs, get_init_inputs, forward_args, copy_model
 from .registry import Variant, variants, variant_info, tolerance
 from .jit import (KernelBuildError, cuda_home, build_root, cuda_arch, source_hash, build_plan, tuned_table,
-                  tuned_defines, defines_over_tuned, load, load_built, general_kernel, backward_build_spec)
+                  tuned_defines, defines_over_tuned, load, load_built, general_kernel, backward_build_spec,
+                  backward_builds)
 from .check import (shape_battery, wide_shapes, make_case, reference, eager_output, max_diff, rel_err, gradients, smem_poisoner,
                     tf32_rne, DW_WGRAD_OUTPUTS, dw_wgrad_case, SPLIT_OUTPUTS, split_case, silu_exhaustive, run_variant, check)
 from .routing import (Route, ModelNew, choose_route, preferred_variant, probe_against_eager, eager_forward,

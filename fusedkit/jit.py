@@ -389,3 +389,13 @@ def backward_build_spec(spec: str) -> tuple[str, Path | None, dict]:
         return label, Path(path), {}
     raise ValueError(f"{spec!r}: expected LABEL=KERNELS_DIR (a copy of kernels/ with general.cpp) or "
                      "LABEL:NAME=VALUE[,NAME=VALUE...] (the tree's kernels with compile-time knobs)")
+
+
+def backward_builds(specs) -> dict:
+    """{label: (general path's extension, defines)} for an A/B script's build specs (backward_build_spec's forms),
+    each built on first use; ValueError for the first spec of neither form."""
+    builds = {}
+    for spec in specs:
+        label, kdir, defines = backward_build_spec(spec)
+        builds[label] = (general_kernel(kdir, defines), defines)
+    return builds

@@ -21,7 +21,7 @@
 // dy on TF32 tensor cores inside the kernel; dx and the depthwise gradients within TF32 summation order of eager's;
 // measured slower than mode 1, so not the default), else mode 1.
 // Mode 3 (backward="wgrad_kernel") is mode 1 with, where allow_tf32 is on, cuDNN's weight gradient is a TF32 GEMM
-// (cudnn_wgrad_is_tf32) and the backward's weight-gradient kernel takes the shape (C, C_out in [kTcMinC, 128],
+// (cudnn_pw_grad_is_tf32) and the backward's weight-gradient kernel takes the shape (C, C_out in [kTcMinC, 128],
 // T_out % 4 == 0), the 1x1 conv's weight and bias gradients from that kernel (dW_pw = dy act^T on TF32 tensor cores,
 // db_pw from the same staged dy: rung 7, pw_weight_grad_wgmma.cu, TMA + wgmma, in sm_90a builds on sm_90; rung 6,
 // pw_weight_grad.cu, mma.sync, elsewhere) instead of cuDNN's weight gradient and the depthwise kernel's dy sums, one
@@ -31,13 +31,13 @@
 // dx or the depthwise's gradients wanted), backward rung 8 instead of rungs 4 and 7 (dw_silu_wgrad_wgmma.cu: rung 4's
 // job and the weight gradient in one pass, the activations never written to memory). Measured slower than mode 1.
 // Mode 5 (backward="split"), where allow_tf32 is on, both of cuDNN's 1x1-conv gradients are TF32 GEMMs at the shape
-// (kTcMinC <= C, C_out; cudnn_wgrad_is_tf32), the 1x1 conv's weight gradient is wanted and backward rung 9 takes the
+// (kTcMinC <= C, C_out; cudnn_pw_grad_is_tf32), the 1x1 conv's weight gradient is wanted and backward rung 9 takes the
 // shape (an sm_90 GPU, an sm_90a build, rung 4's vector shapes with K <= 5, C, C_out <= 128): rung 9
 // (dgrad_wgrad_wgmma.cu: from x and dy, gv = (W_pw^T dy) silu'(v), dW_pw and db_pw on TF32 tensor cores, no ga and no
 // act in memory), then rung 4's gv form (dx, dW_dw, db_dw from gv and x), then one backward_finish; elsewhere mode 1.
 // Measured slower than mode 1 (74.1 against 63.9 us at the headline, logs/2026-12-03_ce1a992_split_verify_bench.log).
 // Mode 6 (backward="dgrad_kernel") is mode 1 with, where allow_tf32 is on, cuDNN's data gradient is a TF32 GEMM at the
-// shape (cudnn_dgrad_is_tf32) and backward rung 10 takes it (pw_dgrad_kernel_runs: an sm_90 GPU, an sm_90a build,
+// shape (cudnn_pw_grad_is_tf32) and backward rung 10 takes it (pw_dgrad_kernel_runs: an sm_90 GPU, an sm_90a build,
 // C, C_out <= 128, T % 4 == 0), rung 10 (pw_data_grad_wgmma.cu) for the data gradient and db_pw, so that rung 4
 // reads no gy; elsewhere mode 1. Measured no faster than mode 1 (65.18 against 64.91 us at the headline,
 // logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log).
@@ -170,17 +170,17 @@ inline c10::optional<DwKernelGrads> dw_kernel_backward(const at::Tensor& ga, con
 }
 
 #ifdef DWSEP_BACKWARD_KERNEL
-// Whether eager's weight gradient of the 1x1 conv (cuDNN's) is a TF32 GEMM for gy of this shape under the current
-// flags: with allow_tf32 on cuDNN still picks a float32 kernel at some shapes (scripts/wgrad_numerics.py), where a
-// TF32 weight gradient would leave eager's numbers. Measured once per (device, shape, C_in, cuDNN's deterministic and
-// benchmark flags), by a weight gradient whose one nonzero product is 1 * (1 + 2^-12): exact in float32 whatever
-// the order of the sums, 1 under TF32's rounding. Not measured during a CUDA graph capture (false there, unless
-// known).
-inline bool cudnn_wgrad_is_tf32(const at::Tensor& gy, int64_t C_in) {
+// Whether eager's weight gradient (data_grad false) or data gradient (true) of the 1x1 conv, cuDNN's, is a TF32 GEMM
+// for gy of this shape under the current flags: with allow_tf32 on cuDNN still picks a float32 kernel at some shapes
+// (scripts/wgrad_numerics.py), where a TF32 kernel of ours would leave eager's numbers. Measured once per (device,
+// shape, C_in, which gradient, cuDNN's deterministic and benchmark flags), by a gradient whose one nonzero product is
+// 1 * (1 + 2^-12): exact in float32 whatever the order of the sums, 1 under TF32's rounding. Not measured during a
+// CUDA graph capture (false there, unless known).
+inline bool cudnn_pw_grad_is_tf32(const at::Tensor& gy, int64_t C_in, bool data_grad) {
   static std::mutex mu;
-  static std::map<std::array<int64_t, 7>, bool> known;
+  static std::map<std::array<int64_t, 8>, bool> known;
   const at::Context& ctx = at::globalContext();
-  const std::array<int64_t, 7> key{gy.get_device(), gy.size(0), gy.size(1), gy.size(2), C_in,
+  const std::array<int64_t, 8> key{gy.get_device(), gy.size(0), gy.size(1), gy.size(2), C_in, data_grad,
                                    ctx.deterministicCuDNN(), ctx.benchmarkCuDNN()};
   {
     const std::lock_guard<std::mutex> lock(mu);
@@ -190,13 +190,15 @@ inline bool cudnn_wgrad_is_tf32(const at::Tensor& gy, int64_t C_in) {
   if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None) return false;
   const at::TensorOptions o = gy.options().dtype(at::kFloat);
   at::Tensor g1 = at::zeros({gy.size(0), gy.size(1), gy.size(2)}, o);
-  at::Tensor a1 = at::zeros({gy.size(0), C_in, gy.size(2)}, o);
   g1.select(2, 0).select(0, 0).fill_(1.0);
-  a1.select(2, 0).select(0, 0).fill_(1.0 + 1.0 / 4096);
-  const at::Tensor w = at::empty({gy.size(1), C_in, 1}, o);
-  const at::Tensor dw = std::get<1>(at::convolution_backward(g1, a1, w, at::OptionalIntArrayRef(), {1}, {0}, {1},
-                                                             false, {0}, 1, {false, true, false}));
-  const bool tf32 = dw.flatten()[0].item<float>() == 1.0f;
+  // the other operand carries the 1 + 2^-12: the input for the weight gradient, the weight for the data gradient
+  at::Tensor in = data_grad ? at::empty({gy.size(0), C_in, gy.size(2)}, o)  // a shape only
+                            : at::zeros({gy.size(0), C_in, gy.size(2)}, o);
+  at::Tensor w = data_grad ? at::zeros({gy.size(1), C_in, 1}, o) : at::empty({gy.size(1), C_in, 1}, o);
+  (data_grad ? w : in).select(2, 0).select(0, 0).fill_(1.0 + 1.0 / 4096);
+  const auto grads = at::convolution_backward(g1, in, w, at::OptionalIntArrayRef(), {1}, {0}, {1}, false, {0}, 1,
+                                              {data_grad, !data_grad, false});
+  const bool tf32 = (data_grad ? std::get<0>(grads) : std::get<1>(grads)).flatten()[0].item<float>() == 1.0f;
   const std::lock_guard<std::mutex> lock(mu);
   known[key] = tf32;
   return tf32;
@@ -204,7 +206,7 @@ inline bool cudnn_wgrad_is_tf32(const at::Tensor& gy, int64_t C_in) {
 #endif
 
 // Whether rung 6 or 7 (pw_wgrad) computes the 1x1 conv's weight gradient for a backward of these inputs: float32
-// CUDA tensors under allow_tf32 where cuDNN's weight gradient is a TF32 GEMM (cudnn_wgrad_is_tf32), pw_wgrad_fits'
+// CUDA tensors under allow_tf32 where cuDNN's weight gradient is a TF32 GEMM (cudnn_pw_grad_is_tf32), pw_wgrad_fits'
 // shapes. act is not yet written when this is asked: the caching allocator's blocks are 512-byte aligned, so its
 // alignment is given.
 inline bool pw_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::Tensor& w_pw) {
@@ -219,7 +221,7 @@ inline bool pw_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::
   a.gy = p;
   a.partial_w = p;
   a.B = gy.size(0); a.C = w_pw.size(1); a.C_out = gy.size(1); a.T = gy.size(2);
-  return pw_wgrad_fits(a) && cudnn_wgrad_is_tf32(gy, w_pw.size(1));
+  return pw_wgrad_fits(a) && cudnn_pw_grad_is_tf32(gy, w_pw.size(1), false);
 #else
   (void)x; (void)gy; (void)w_pw;
   return false;
@@ -275,41 +277,10 @@ inline PwKernelPartials pw_kernel_wgrad(const at::Tensor& gy, const at::Tensor& 
   return p;
 }
 
-#ifdef DWSEP_BACKWARD_KERNEL
-// Whether cuDNN's data gradient of the 1x1 conv is a TF32 GEMM for gy of this shape and C_in under the current flags
-// (cudnn_wgrad_is_tf32's probe for the other GEMM: one nonzero product 1 * (1 + 2^-12), exact in float32 whatever
-// the order of the sums, 1 under TF32's rounding). Cached per (device, shape, C_in, cuDNN's flags); false during a
-// CUDA graph capture unless known.
-inline bool cudnn_dgrad_is_tf32(const at::Tensor& gy, int64_t C_in) {
-  static std::mutex mu;
-  static std::map<std::array<int64_t, 7>, bool> known;
-  const at::Context& ctx = at::globalContext();
-  const std::array<int64_t, 7> key{gy.get_device(), gy.size(0), gy.size(1), gy.size(2), C_in,
-                                   ctx.deterministicCuDNN(), ctx.benchmarkCuDNN()};
-  {
-    const std::lock_guard<std::mutex> lock(mu);
-    const auto it = known.find(key);
-    if (it != known.end()) return it->second;
-  }
-  if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None) return false;
-  const at::TensorOptions o = gy.options().dtype(at::kFloat);
-  at::Tensor g1 = at::zeros({gy.size(0), gy.size(1), gy.size(2)}, o);
-  g1.select(2, 0).select(0, 0).fill_(1.0);
-  at::Tensor w = at::zeros({gy.size(1), C_in, 1}, o);
-  w.select(2, 0).select(0, 0).fill_(1.0 + 1.0 / 4096);
-  const at::Tensor shape_only = at::empty({gy.size(0), C_in, gy.size(2)}, o);
-  const at::Tensor ga = std::get<0>(at::convolution_backward(g1, shape_only, w, at::OptionalIntArrayRef(), {1}, {0},
-                                                             {1}, false, {0}, 1, {true, false, false}));
-  const bool tf32 = ga.flatten()[0].item<float>() == 1.0f;
-  const std::lock_guard<std::mutex> lock(mu);
-  known[key] = tf32;
-  return tf32;
-}
-#endif
 
 // Whether backward rung 10 (pw_data_grad_wgmma.cu) computes the 1x1 conv's data gradient (and db_pw) for a backward
 // of these inputs: float32 CUDA tensors under allow_tf32 where cuDNN's data gradient is a TF32 GEMM at the shape
-// (cudnn_dgrad_is_tf32), pw_dgrad_tma_fits' shapes (an sm_90 GPU, an sm_90a build).
+// (cudnn_pw_grad_is_tf32), pw_dgrad_tma_fits' shapes (an sm_90 GPU, an sm_90a build).
 inline bool pw_dgrad_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::Tensor& w_pw) {
 #ifdef DWSEP_BACKWARD_KERNEL
   if (!at::globalContext().allowTF32CuDNN() || !x.is_cuda() || gy.scalar_type() != at::kFloat ||
@@ -320,7 +291,7 @@ inline bool pw_dgrad_kernel_runs(const at::Tensor& x, const at::Tensor& gy, cons
   a.w_pw = a.gy;
   a.ga = x.data_ptr<float>();
   a.B = gy.size(0); a.C = w_pw.size(1); a.C_out = gy.size(1); a.T = gy.size(2);
-  return pw_dgrad_tma_fits(a) && cudnn_dgrad_is_tf32(gy, w_pw.size(1));
+  return pw_dgrad_tma_fits(a) && cudnn_pw_grad_is_tf32(gy, w_pw.size(1), true);
 #else
   (void)x; (void)gy; (void)w_pw;
   return false;

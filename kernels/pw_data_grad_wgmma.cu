@@ -26,17 +26,17 @@
 // (rung 4 without dy: -4.8 us; the finish sums 132 more db_pw partials).
 // Numerics: TF32 operands rounded to nearest even, fp32 accumulation on the tensor cores over C_out: within TF32
 // summation order of cuDNN's data gradient (the caller runs it only where cuDNN's is a TF32 GEMM:
-// cudnn_dgrad_is_tf32). db_pw from the unrounded dy, fixed-order sums (per thread over its tiles, then lanes, warps
+// cudnn_pw_grad_is_tf32). db_pw from the unrounded dy, fixed-order sums (per thread over its tiles, then lanes, warps
 // and warpgroups, then backward_finish over the blocks): deterministic, no atomics.
 // Limits: an sm_90 GPU and a build for sm_90a; float32; T % 4 == 0 and dy 16-byte aligned (TMA rows); 1 <= C, C_out
 // <= 128; B * ceil(T / 64) < 2^31.
 // Measured (H200; docs/ladder.md, "backward rung 10"): correct at every shape tested (ga equal to cuDNN's TF32 data
 // gradient bit for bit at two shapes, in the 9c022df form and in this one; within float32 summation error of float64
 // at seven shapes into NaN-poisoned memory; ModelNew's gradients as close to eager's as the default's), memcheck and
-// racecheck clean. Slower than predicted: the first form took 19.6 us in the backward's profile against cuDNN's 11.1; its
-// ablation and ncu showed it latency-bound (2 warps per scheduler, 0.32 instructions issued per cycle), the fill's
-// index math and the guarded stores the largest parts. This form (1204d8f): 13.0 against cuDNN's 10.8, rung 4 20.7
-// against 25.8, and the backward 65.18 against the default's 64.91 us in one interleaved ab: no faster.
+// racecheck clean. Slower than predicted: the first form took 19.6 us in the backward's profile against cuDNN's 11.1;
+// its ablation and ncu showed it latency-bound (2 warps per scheduler, 0.32 instructions issued per cycle), the
+// fill's index math and the guarded stores the largest parts. This form (1204d8f): 13.0 against cuDNN's 10.8, rung 4
+// 20.7 against 25.8, and the backward 65.18 against the default's 64.91 us in one interleaved ab: no faster.
 // Alone (L2 flushed) 21.4-22.0 us against cuDNN's 14.8-14.9; PWDG_TMA_LATE=2 (dy's boxes after W_pw's fill, but each
 // warpgroup's first) 18.88 in one run, its output and sanitizers not yet checked: off until they are.
 // Outcome: an opt-in, backward="dgrad_kernel", for A/B; ModelNew's default backward stays "dw_kernel".
@@ -44,7 +44,6 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include "common.cuh"       // tc_tf32
 #include "mbarrier.cuh"     // mbar_init, mbar_arrive, mbar_wait, named_bar_sync
 #include "wgmma_ops.cuh"    // wg_desc, wg_swz, wg_fence_regs, TMA loads, tma_map_3d
 #include "pw_wgrad_args.h"
@@ -87,9 +86,6 @@ __device__ __forceinline__ float2 lds64(uint32_t addr) {
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
   return v;
 }
-__device__ __forceinline__ void sts32(uint32_t addr, float v) {
-  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
-}
 
 // fp32 -> tf32, round to nearest even, in one instruction (F2FP.TF32.F32.PACK_B; PTX's cvt.rn.tf32.f32 needs sm_90,
 // so the shared tc_tf32 of common.cuh keeps its six-instruction integer form): the same rounding of every finite value
@@ -108,8 +104,6 @@ __device__ __forceinline__ void mma_rs(float (&d)[64], const uint32_t (&a)[4], u
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
 }
 
-// The logical k of channel q within an 8-channel k-step (see the head): channel 2k holds k < 4, 2(k - 4) + 1 the rest.
-__host__ __device__ constexpr int k_of_chan(int q) { return q % 2 == 0 ? q / 2 : 4 + q / 2; }
 
 // grid G, kThreads threads, kSmem bytes of dynamic shared memory. gmap: dy (B, C_out, T) as 3-D (T, C_out, B), box
 // (32, 128, 1), 128-byte swizzle, zeros outside (rows past C_out, steps past T).
@@ -156,11 +150,13 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
   constexpr int kEarly = PWDG_TMA_LATE == 0 ? kPerWg : PWDG_TMA_LATE == 1 ? 0 : 1;  // tiles issued before the fill
   if ((tid & 127) == 0 && !(PWDG_ABLATE & 16))
     for (int j = 0; j < nw && j < kEarly; ++j) issue(j);
-  // B = W_pw: element (row c, logical k) = tf32(W_pw[o, c]) at k = 8 (o / 8) + k_of_chan(o % 8), zeros past C_out or C.
+  // B = W_pw: element (row c, logical k) = tf32(W_pw[o, c]) at k = 8 (o / 8) + e / 2 + 4 (e % 2), e = o % 8 (the
+  // head's channel order), zeros past C_out or C.
   // A thread owns row c = tid % 128 and the 16-byte chunks q = wg + 2 r (logical k 4q .. 4q + 3: channels o = 8 (q / 2)
   // + 2 kk + q % 2, kk = 0..3), one STS.128 each at chunk q % 8 of atom q / 8, XORed with c % 8 (wg_swz<4>'s layout,
   // written out: with its generic index math per element the fill was 3294 SASS instructions, now 1053, both C
-  // paths: results/logs/rung10_ptxas_sass.txt). A warp's loads read 32 consecutive c of one row o; all 64 of a thread's loads in flight at once.
+  // paths: results/logs/rung10_ptxas_sass.txt). A warp's loads read 32 consecutive c of one row o; all 64 of a
+  // thread's loads in flight at once.
   if (!(PWDG_ABLATE & 4)) {
     constexpr int kChunks = kRows / 4 / kConsumers;  // 16 chunks a thread
     const int c = tid % kRows;

@@ -32,13 +32,10 @@ def main() -> int:
                    help="backward mode(s) to time (fusedkit.config.BACKWARDS; default 1)")
     a = p.parse_args()
     modes = a.mode or [1]
-    exts = {}
-    for spec in a.builds:
-        try:
-            label, kdir, defines = fj.backward_build_spec(spec)
-        except ValueError as e:
-            p.error(str(e))
-        exts[label] = fj.general_kernel(kdir, defines)
+    try:
+        exts = {label: ext for label, (ext, _) in fj.backward_builds(a.builds).items()}
+    except ValueError as e:
+        p.error(str(e))
     exts["tree"] = fj.general_kernel()
     timer, env, rows = fj.Timer("cuda", spin_cycles=fj.Timer.TRAIN_SPIN_CYCLES), fj.environment("cuda"), []
     for shape in SHAPES:

@@ -27,17 +27,15 @@ def main() -> int:
     if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
         print("pw_dgrad_ab: backward rung 10 runs on sm_90 GPUs only")
         return 1
-    exts, ablated = {"rung10": fj.general_kernel()}, set()
-    for spec in a.builds:
-        try:
-            label, kdir, defines = fj.backward_build_spec(spec)
-        except ValueError as e:
-            p.error(str(e))
-        exts[label] = fj.general_kernel(kdir, defines)
-        if not hasattr(exts[label], "pw_data_grad"):
-            p.error(f"{spec!r}: that build has no backward rung 10 (pw_data_grad)")
-        if int(defines.get("PWDG_ABLATE", 0)):
-            ablated.add(label)
+    try:
+        builds = fj.backward_builds(a.builds)
+    except ValueError as e:
+        p.error(str(e))
+    exts = {"rung10": fj.general_kernel(), **{label: ext for label, (ext, _) in builds.items()}}
+    missing = [label for label, e in exts.items() if not hasattr(e, "pw_data_grad")]
+    if missing:
+        p.error(f"{missing}: these builds have no backward rung 10 (pw_data_grad)")
+    ablated = {label for label, (_, defines) in builds.items() if int(defines.get("PWDG_ABLATE", 0))}
     torch.backends.cudnn.allow_tf32 = True
     timer, env, rows = fj.Timer("cuda"), fj.environment("cuda"), []
     for s in SHAPES:
