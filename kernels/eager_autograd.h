@@ -41,6 +41,9 @@
 // C, C_out <= 128, T % 4 == 0), rung 10 (pw_data_grad_wgmma.cu) for the data gradient and db_pw, so that rung 4
 // reads no gy; elsewhere mode 1. Measured no faster than mode 1 (65.18 against 64.91 us at the headline,
 // logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log).
+// Modes 7 and 8 (backward="streams", "dgrad_streams"), where the 1x1 conv's weight gradient is wanted: mode 1's kernels
+// (mode 8: mode 6's where they run) on two streams, the data-gradient chain beside act's recompute and cuDNN's weight
+// gradient (streams_backward); elsewhere mode 1.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -52,6 +55,7 @@
 #include <vector>
 
 #ifdef DWSEP_BACKWARD_KERNEL
+#include <c10/core/Event.h>
 #include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -491,6 +495,65 @@ inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, con
 #endif
 }
 
+// Modes 7 and 8 (backward="streams", "dgrad_streams"): the backward's two independent halves on two streams. On a
+// side stream (forked from the caller's after everything queued there so far), the data-gradient chain: ga by cuDNN's
+// data gradient (mode 7) or by rung 10 with db_pw's partials (mode 8, where pw_dgrad_kernel_runs: the caller has
+// asked), then rung 4 for dx, dW_dw, db_dw (and db_pw from gy, mode 7) without writing act, then backward_finish.
+// On the caller's stream meanwhile: act recomputed alone (dw_silu_forward, eager's bits, as rung 4's) and cuDNN's
+// weight gradient from it (eager's call on eager's act: dW_pw bit for bit mode 1's where cuDNN picks the same
+// algorithm). The caller's stream then waits for the side stream. Why: cuDNN's weight gradient runs 64 blocks at
+// the headline, latency-bound, with half the SMs idle, and each launch of the one-stream chain leaves a gap; here the
+// other half fills them, at the price of x read once more (16.7 MB at the headline) and rung 4 writing no act.
+// Allocation: what the side stream allocates and returns (dx, dW_dw, db_dw, db_pw) is marked used on the caller's
+// stream (record_stream), so the caching allocator does not hand it to the side stream again before the caller's
+// work on it is done; everything else the side stream allocates it alone uses. Works under CUDA graph capture
+// (the fork and the join are event edges of the captured graph).
+inline std::array<at::Tensor, 5> streams_backward(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w_dw,
+                                                  const at::Tensor& b_dw, const at::Tensor& w_pw, bool db_pw,
+                                                  int64_t dilation, int64_t padding, std::array<bool, 5> need,
+                                                  bool rung10) {
+  std::array<at::Tensor, 5> g{};
+#ifdef DWSEP_BACKWARD_KERNEL
+  const c10::cuda::CUDAGuard guard(x.device());
+  const c10::cuda::CUDAStream caller = c10::cuda::getCurrentCUDAStream();
+  const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(false, x.device().index());
+  c10::Event fork(c10::DeviceType::CUDA), join(c10::DeviceType::CUDA);
+  fork.record(caller);
+  fork.block(side);
+  {
+    const c10::cuda::CUDAStreamGuard on_side(side);
+    c10::optional<DwKernelGrads> d;
+    if (rung10) {
+      const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, db_pw);
+      d = dw_kernel_backward(r.ga, gy, x, w_dw, b_dw, dilation, padding, need[0], false, false, at::Tensor(), false);
+      finish_sums(&*d, r.p, x.size(1), w_dw.size(2));
+      if (db_pw) g[4] = r.p.db_pw;
+    } else {
+      const at::Tensor shape_only = at::empty({x.size(0), x.size(1), gy.size(2)}, x.options());
+      const at::Tensor ga = std::get<0>(at::convolution_backward(gy, shape_only, w_pw, at::OptionalIntArrayRef(),
+                                                                 {1}, {0}, {1}, false, {0}, 1, {true, false, false}));
+      d = dw_kernel_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], false, db_pw);
+      if (db_pw) g[4] = d->db_pw;
+    }
+    if (need[0]) g[0] = d->dx;
+    if (need[1]) g[1] = d->dw_dw;
+    if (need[2]) g[2] = d->db_dw;
+    for (at::Tensor& t : g)
+      if (t.defined()) t.record_stream(caller);
+    join.record(side);
+  }
+  const at::Tensor act = dw_kernel_act(x, w_dw, b_dw, dilation, padding);
+  g[3] = std::get<1>(at::convolution_backward(gy, act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false, {0}, 1,
+                                              {false, true, false}));
+  join.block(caller);
+#else
+  (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)w_pw; (void)db_pw; (void)dilation; (void)padding; (void)need;
+  (void)rung10;
+  TORCH_CHECK(false, "the streams backward is not built into this extension");
+#endif
+  return g;
+}
+
 // (gx, gw_dw, gb_dw, gw_pw, gb_pw); an entry is undefined where `need` is false (or its bias is absent).
 inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w_dw,
                                                 const at::Tensor& b_dw, const at::Tensor& w_pw,
@@ -509,6 +572,10 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // Mode 3, where the weight gradient is wanted and rung 6 or 7 runs: it computes dW_pw and db_pw from act and gy (the
     // depthwise kernel then reads no gy), and one backward_finish sums both kernels' partials.
     const bool db_pw = need[4] && b_pw.defined();
+    // modes 7 and 8: the two halves on two streams (streams_backward), where the 1x1 conv's weight gradient is wanted
+    if ((mode == 7 || mode == 8) && need[3])
+      return streams_backward(gy, x, w_dw, b_dw, w_pw, db_pw, dilation, padding, need,
+                              mode == 8 && pw_dgrad_kernel_runs(x, gy, w_pw));
     // mode 6: backward rung 10 (pw_data_grad_wgmma.cu: ga = W_pw^T gy and db_pw's partials) where cuDNN's data
     // gradient is a TF32 GEMM and rung 10 takes the shape, then rung 4 reading no gy, one finish for both kernels'
     // partials, then cuDNN's weight gradient from rung 4's act; elsewhere mode 1

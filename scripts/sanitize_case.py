@@ -48,8 +48,9 @@ if variant == "backward":
         model, x = fj.make_case(s, torch.float32, "cuda", seed=i)
         args = fj.forward_args(model)
         for mode in (fj.BACKWARDS["dw_kernel"], fj.BACKWARDS["fused"], fj.BACKWARDS["wgrad_kernel"],
-                     fj.BACKWARDS["wgrad_fused"], fj.BACKWARDS["split"], fj.BACKWARDS["dgrad_kernel"]):
-            # rungs 3/4, 5, 6/7, 8, 9 + 4's gv form, 10 + 4
+                     fj.BACKWARDS["wgrad_fused"], fj.BACKWARDS["split"], fj.BACKWARDS["dgrad_kernel"],
+                     fj.BACKWARDS["streams"], fj.BACKWARDS["dgrad_streams"]):
+            # rungs 3/4, 5, 6/7, 8, 9 + 4's gv form, 10 + 4, then 7 and 8 on two streams
             xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
             y = fj.general_kernel().forward_train(xs, *args, mode)
             gy = torch.randn_like(y)

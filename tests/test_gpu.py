@@ -218,6 +218,56 @@ def test_modelnew_trains_with_eagers_gradients_on_gpu(shape, backward):
             assert torch.equal(p.grad, q.grad), (name, fj.max_diff(p.grad, q.grad))
 
 
+@pytest.mark.parametrize("streams,one_stream", [("streams", "dw_kernel"), ("dgrad_streams", "dgrad_kernel")])
+@pytest.mark.parametrize("shape", [fj.HEADLINE, dict(B=3, C_in=40, C_out=100, T=1000, K=3, dilation=3, bias=True),
+                                   dict(B=2, C_in=64, C_out=48, T=777, K=9, dilation=4, bias=False)],
+                         ids=["headline", "C_out_wider", "long_span_no_bias"])
+def test_two_stream_backward_equals_one_stream_on_gpu(shape, streams, one_stream):
+    """backward="streams" / "dgrad_streams" (kernels/eager_autograd.h, streams_backward: the data-gradient chain on a
+    side stream beside act's recompute and cuDNN's weight gradient) give the one-stream mode's gradients bit for bit
+    (cuDNN deterministic, so its weight gradient sums in one order), into NaN-poisoned memory, on three calls in a
+    row (the side stream's allocations reused); and a CUDA graph capture of a whole training step (forward, backward
+    on both streams) replays to the same gradients for new inputs."""
+    model, x = fj.make_case(shape, torch.float32, "cuda", seed=13)
+    news = {}
+    for mode in (streams, one_stream):
+        news[mode] = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"],
+                                 backward=mode).cuda()
+        news[mode].load_state_dict(model.state_dict())
+    g = torch.randn_like(model(x))
+    with _deterministic_cudnn(), _quiet():
+        want = fj.gradients(news[one_stream], x, g)
+        for _ in range(3):
+            _poison_allocator(x.numel(), g.numel())
+            got = fj.gradients(news[streams], x, g)
+            for name, a, b in zip(["x", "w_dw", "b_dw", "w_pw", "b_pw"], got, want):
+                assert torch.equal(a, b), (name, fj.max_diff(a, b))
+        m = news[streams]
+        params = [p for p in m.parameters()]
+        static_x, static_g = x.clone().requires_grad_(True), g.clone()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):  # warm-up off the capture: the routes' and cuDNN's first-call probes
+            for _ in range(2):
+                m(static_x).backward(static_g)
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        for t in [static_x, *params]:
+            t.grad = None
+        with torch.cuda.graph(graph):
+            m(static_x).backward(static_g)
+        x2, g2 = torch.randn_like(x), torch.randn_like(g)
+        with torch.no_grad():
+            static_x.copy_(x2)
+            static_g.copy_(g2)
+        graph.replay()
+        torch.cuda.synchronize()
+        ref = fj.gradients(news[one_stream], x2, g2)
+        for name, a, b in zip(["x", *[n for n, _ in m.named_parameters()]], [static_x.grad, *[p.grad for p in params]],
+                              ref):
+            assert a is not None and torch.equal(a, b), (name, None if a is None else fj.max_diff(a, b))
+
+
 def _poison_allocator(*numels):
     """Fill the caching allocator's free blocks with NaN: blocks of these sizes, filled and freed, are what the
     next allocations of the same sizes (the backward's outputs, made with at::empty) reuse."""
@@ -235,7 +285,8 @@ def _poison_allocator(*numels):
                                    dict(B=2, C_in=40, C_out=100, T=1000, K=4, dilation=2, bias=True)],
                          ids=["K5_C_out_wider", "K9_vector_no_bias", "K3_vector_shifted", "K9_rung3_odd_rows",
                               "rung5_tc", "rung3_then_rung6"])
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "dgrad_kernel"])
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "dgrad_kernel",
+                                      "streams", "dgrad_streams"])
 def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants, backward):
     """The backward kernels (dw_silu_backward.cu; with backward="fused", dw_silu_backward_tc.cu where it takes the
     shape: rung5_tc; with backward="wgrad_kernel", the 1x1 conv's weight gradient by pw_weight_grad.cu where
@@ -381,7 +432,8 @@ def test_split_backward_kernels_against_float64(B, C, C_out, T, K, d, bias):
     _assert_within(fj.SPLIT_OUTPUTS, got, refs, tols)
 
 
-@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "dgrad_kernel"])
+@pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "dgrad_kernel",
+                                      "streams", "dgrad_streams"])
 def test_kernel_backward_is_strict_with_tf32_off_on_gpu(backward):
     """With torch.backends.cudnn.allow_tf32 off, eager's backward is float32 throughout; so is ModelNew's: no TF32
     GEMM (rung 5's data gradient, rung 6's weight gradient) may run, so every gradient stays as close to float64 as
