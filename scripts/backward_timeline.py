@@ -4,6 +4,7 @@ torch.profiler with CPU and CUDA activities. Prints, per call, the CUDA runtime 
 for the GPU (synchronizations, blocking copies, cudaMalloc/cudaFree), the kernels' start times relative to the
 call's first kernel, and the GPU's idle gaps between them; and, for a shape ladder, the training timer's event time
 next to the summed kernel time (a time that stays flat while the kernels shrink is the host's, not the GPU's).
+Kernels on two streams (backward "streams") overlap: "first start -> last end" is then the GPU's span, not the sum.
     python scripts/backward_timeline.py [--trace-dir DIR]"""
 import argparse
 import sys
@@ -24,7 +25,7 @@ SHAPES = [fj.HEADLINE, dict(fj.HEADLINE, T=512), dict(fj.HEADLINE, B=2),
 def calls(shape):
     model, x = fj.make_case(shape, torch.float32, "cuda", seed=7)
     out = {"eager": model}
-    for mode in ("dw_kernel", "fused", "wgrad_kernel", "wgrad_fused"):
+    for mode in ("dw_kernel", "dgrad_kernel", "streams", "dgrad_streams"):
         m = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"],
                         backward=mode).cuda()
         m.load_state_dict(model.state_dict())
@@ -67,9 +68,10 @@ def timeline(fn, trace_path=None):
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--trace-dir", default=None)
+    p.add_argument("--headline", action="store_true", help="the headline shape only")
     a = p.parse_args()
     timer = fj.Timer("cuda", spin_cycles=fj.Timer.TRAIN_SPIN_CYCLES)
-    for i, shape in enumerate(SHAPES):
+    for i, shape in enumerate(SHAPES[:1] if a.headline else SHAPES):
         print(f"\n== {fj.shape_cols(shape)}", flush=True)
         for (label, what), fn in calls(shape).items():
             t = float(np.median(timer.time(fn, 30)))
