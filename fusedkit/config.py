@@ -99,7 +99,8 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic cuDNN).
 # docs/results.md has the measurements of each rung.
 BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4, "split": 5,
-             "dgrad_kernel": 6, "streams": 7, "dgrad_streams": 8}
+             "dgrad_kernel": 6, "streams": 7, "dgrad_streams": 8,
+             "pipelined": 9}
 DEFAULT_BACKWARD = "dw_kernel"
 
 

@@ -349,7 +349,8 @@ def general_kernel(kernels_dir: Path | None = None, defines: dict | None = None)
     bit; `forward(x, w_dw, b_dw, w_pw, b_pw, dilation, padding)` adds PyTorch's 1x1 conv; `forward_train(...)`
     is forward with eager's backward (kernels/eager_autograd.h). `kernels_dir`: another copy of kernels/ (an
     earlier commit's, for an A/B of the backward: scripts/backward_ab.py). `defines`: compile-time knobs of the
-    backward's kernels ({"PWDG_TMA_LATE": 2}), #defined ahead of the CUDA sources: a separate build."""
+    backward's kernels and its host code ({"PWDG_TMA_LATE": 2}), #defined ahead of the CUDA and C++ sources: a
+    separate build."""
     kdir = Path(kernels_dir) if kernels_dir is not None else config.KERNELS_DIR
     return _general_kernel(kdir.resolve(), tuple(sorted((str(k), str(v)) for k, v in (defines or {}).items())))
 
@@ -362,7 +363,7 @@ def _general_kernel(kdir: Path, defines: tuple):
     knobs = "".join(f"#define {k} {v}\n" for k, v in defines)
     h = hashlib.sha256(repr(([f.name for f in files], [f.read_bytes() for f in files], arch, torch.__version__,
                              torch.version.cuda, sys.version_info[:2]) + ((knobs,) if knobs else ())).encode())
-    kwargs = dict(cpp_sources=f'#define DWSEP_BACKWARD_KERNEL 1\n#line 1 "{cpp}"\n' + cpp.read_text(),
+    kwargs = dict(cpp_sources=f'#define DWSEP_BACKWARD_KERNEL 1\n{knobs}#line 1 "{cpp}"\n' + cpp.read_text(),
                   cuda_sources=sm90a_define(arch) + knobs +
                   "\n".join(f'#line 1 "{f}"\n' + f.read_text() for f in [cu, *bw]),
                   extra_cflags=list(HOST_CFLAGS), extra_ldflags=["-fopenmp"],

@@ -44,6 +44,9 @@
 // Modes 7 and 8 (backward="streams", "dgrad_streams"), where the 1x1 conv's weight gradient is wanted: mode 1's kernels
 // (mode 8: mode 6's where they run) on two streams, the data-gradient chain beside act's recompute and cuDNN's weight
 // gradient (streams_backward); elsewhere mode 1.
+// Mode 9 (backward="pipelined"), where the 1x1 conv's weight gradient is wanted: mode 1's kernels over the batch in
+// chunks, each chunk's weight gradient on a side stream beside the next chunk's data gradient and rung 4
+// (pipelined_backward); elsewhere mode 1.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -554,6 +557,100 @@ inline std::array<at::Tensor, 5> streams_backward(const at::Tensor& gy, const at
   return g;
 }
 
+#ifndef DWSEP_PIPELINE_CHUNKS
+#define DWSEP_PIPELINE_CHUNKS 2  // mode 9's chunks of the batch (fewer where B is smaller)
+#endif
+#ifndef DWSEP_SIDE_PRIORITY
+#define DWSEP_SIDE_PRIORITY 0  // mode 9's side stream: 1 high priority (its blocks first as SMs free up), 0 normal
+#endif
+// Mode 9 (backward="pipelined"): mode 1's kernels over the batch in DWSEP_PIPELINE_CHUNKS chunks of rows, software-
+// pipelined on two streams. On the caller's stream, for each chunk: cuDNN's data gradient of the chunk (ga_i, the same
+// memory each chunk: the allocator hands the freed block back), rung 4 on the chunk's rows (DwBackwardArgs b0, Bc: dx,
+// act and the partials in the whole batch's layout), then once after the last chunk one backward_finish over all the
+// partials (dW_dw, db_dw, db_pw bit for bit mode 1's: the same partials summed in the same order). On a side stream,
+// each chunk's weight gradient as soon as rung 4 has written its act (cuDNN's, on the chunk), added into the first
+// chunk's in chunk order. Why: at the headline the one-stream backward reads ga and act back from DRAM (16.7 MB each,
+// written just before) and runs cuDNN's weight gradient on 64 blocks with the other SMs idle; a chunk's ga, act and
+// dy (8.4 MB each in two chunks) can be read back from the 50 MB L2, and the weight gradient of chunk i runs beside
+// rung 4 of chunk i + 1. dW_pw is summed per chunk (within float32 summation order of mode 1's; ga and so dx bit for
+// bit mode 1's where cuDNN picks the same data-gradient kernel for the chunk). Allocation as in streams_backward:
+// what the side stream allocates and returns (dW_pw) is marked used on the caller's stream.
+inline std::array<at::Tensor, 5> pipelined_backward(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w_dw,
+                                                    const at::Tensor& b_dw, const at::Tensor& w_pw, bool db_pw,
+                                                    int64_t dilation, int64_t padding, std::array<bool, 5> need) {
+  std::array<at::Tensor, 5> g{};
+#ifdef DWSEP_BACKWARD_KERNEL
+  const c10::cuda::CUDAGuard guard(x.device());
+  const at::Tensor xc = x.contiguous(), w = w_dw.contiguous(), gyc = gy.contiguous();
+  const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
+  DwBackwardArgs a = dw_args(xc, w, bc, dilation, padding);
+  a.T_out = gyc.size(2);
+  a.C_out = gyc.size(1);
+  const int64_t B = a.B, n = dw_backward_tiles(a) * B;
+  DwKernelGrads d = dw_partials(a, xc, w_dw, n, need[0]);
+  const at::Tensor act = at::empty({B, a.C, a.T_out}, xc.options());
+  a.act = act.data_ptr<float>();
+  at::Tensor partial_pw;
+  if (db_pw) {
+    partial_pw = at::empty({a.C_out, n}, xc.options());
+    d.db_pw = at::empty({a.C_out}, xc.options());
+    a.gy = gyc.data_ptr<float>();
+    a.partial_pw = partial_pw.data_ptr<float>();
+  }
+  const c10::cuda::CUDAStream caller = c10::cuda::getCurrentCUDAStream();
+  const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(DWSEP_SIDE_PRIORITY != 0, x.device().index());
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(DWSEP_PIPELINE_CHUNKS, B));
+  const int64_t rows = (B + chunks - 1) / chunks;
+  at::Tensor dw_pw;
+  for (int64_t b0 = 0; b0 < B; b0 += rows) {
+    const int64_t nb = std::min(rows, B - b0);
+    const at::Tensor gy_i = gyc.narrow(0, b0, nb);
+    {
+      const at::Tensor shape_only = at::empty({nb, a.C, a.T_out}, xc.options());
+      const at::Tensor ga_i = std::get<0>(at::convolution_backward(gy_i, shape_only, w_pw, at::OptionalIntArrayRef(),
+                                                                   {1}, {0}, {1}, false, {0}, 1, {true, false, false}))
+                                  .contiguous();
+      a.ga = ga_i.data_ptr<float>();
+      a.b0 = b0;
+      a.Bc = nb;
+      dw_silu_backward(a, caller.stream());
+      const cudaError_t err = cudaGetLastError();
+      TORCH_CHECK(err == cudaSuccess, "dw_silu_backward (rows ", b0, "..", b0 + nb - 1, "): kernel launch failed: ",
+                  cudaGetErrorString(err));
+    }
+    c10::Event act_ready(c10::DeviceType::CUDA);
+    act_ready.record(caller);
+    act_ready.block(side);
+    const c10::cuda::CUDAStreamGuard on_side(side);
+    const at::Tensor dw_i = std::get<1>(at::convolution_backward(gy_i, act.narrow(0, b0, nb), w_pw,
+                                                                 at::OptionalIntArrayRef(), {1}, {0}, {1}, false, {0},
+                                                                 1, {false, true, false}));
+    if (dw_pw.defined())
+      dw_pw.add_(dw_i);
+    else
+      dw_pw = dw_i;
+  }
+  a.b0 = a.Bc = 0;
+  dw_backward_finish(a, d.dw_dw.data_ptr<float>(), d.db_dw.defined() ? d.db_dw.data_ptr<float>() : nullptr,
+                     db_pw ? d.db_pw.data_ptr<float>() : nullptr, caller.stream());
+  const cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "dw_backward_finish: kernel launch failed: ", cudaGetErrorString(err));
+  dw_pw.record_stream(caller);
+  c10::Event join(c10::DeviceType::CUDA);
+  join.record(side);
+  join.block(caller);
+  if (need[0]) g[0] = d.dx;
+  if (need[1]) g[1] = d.dw_dw;
+  if (need[2]) g[2] = d.db_dw;
+  g[3] = dw_pw;
+  if (db_pw) g[4] = d.db_pw;
+#else
+  (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)w_pw; (void)db_pw; (void)dilation; (void)padding; (void)need;
+  TORCH_CHECK(false, "the pipelined backward is not built into this extension");
+#endif
+  return g;
+}
+
 // (gx, gw_dw, gb_dw, gw_pw, gb_pw); an entry is undefined where `need` is false (or its bias is absent).
 inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w_dw,
                                                 const at::Tensor& b_dw, const at::Tensor& w_pw,
@@ -573,6 +670,9 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // depthwise kernel then reads no gy), and one backward_finish sums both kernels' partials.
     const bool db_pw = need[4] && b_pw.defined();
     // modes 7 and 8: the two halves on two streams (streams_backward), where the 1x1 conv's weight gradient is wanted
+    // mode 9: mode 1's kernels over the batch in chunks, pipelined on two streams (pipelined_backward)
+    if (mode == 9 && need[3] && x.size(0) > 0 && x.size(1) > 0 && gy.size(2) > 0)
+      return pipelined_backward(gy, x, w_dw, b_dw, w_pw, db_pw, dilation, padding, need);
     if ((mode == 7 || mode == 8) && need[3])
       return streams_backward(gy, x, w_dw, b_dw, w_pw, db_pw, dilation, padding, need,
                               mode == 8 && pw_dgrad_kernel_runs(x, gy, w_pw));
