@@ -96,11 +96,15 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # in place of cuDNN's data gradient, so that rung 4 reads no dy; elsewhere "dw_kernel". Measured no faster than
 # "dw_kernel" (65.18 against 64.91 us at the headline, logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log):
 # an opt-in for A/B.
+# "streams": "dw_kernel"'s kernels on two streams where W_pw wants a gradient: cuDNN's data gradient, rung 4 (no act
+# written) and the finish on a side stream, beside act recomputed alone and cuDNN's weight gradient from it (the two
+# halves of the backward do not depend on each other); gradients bit for bit "dw_kernel"'s. Measured slower at the
+# headline (76.1 against 67.6 us: the recompute's extra 16.7 MB read and the two chains slow each other), faster at
+# B = 8, C 96 -> 200, T = 1001 (63.4 against 67.4; logs/2026-12-04_58de510_pipelined_streams_bench.log): an opt-in.
 # "eager" runs PyTorch's backward ops throughout (eager's gradients, bit for bit under deterministic cuDNN).
 # docs/results.md has the measurements of each rung.
 BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4, "split": 5,
-             "dgrad_kernel": 6, "streams": 7, "dgrad_streams": 8,
-             "pipelined": 9}
+             "dgrad_kernel": 6, "streams": 7}
 DEFAULT_BACKWARD = "dw_kernel"
 
 

@@ -193,7 +193,7 @@ def backward_mode(backward: str) -> int:
     "dw_kernel" (cuDNN's strict data gradient, then rung 4), keeping the strict class."""
     mode = BACKWARDS[backward]
     tf32_only = (BACKWARDS["fused"], BACKWARDS["wgrad_kernel"], BACKWARDS["wgrad_fused"], BACKWARDS["split"],
-                 BACKWARDS["dgrad_kernel"], BACKWARDS["dgrad_streams"])
+                 BACKWARDS["dgrad_kernel"])
     return BACKWARDS["dw_kernel"] if mode in tf32_only and not torch.backends.cudnn.allow_tf32 else mode
 
 

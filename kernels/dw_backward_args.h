@@ -40,11 +40,6 @@ struct DwBackwardArgs {
   int64_t B, C, C_out, T, T_out;
   int K, dilation, padding;
   bool gv_in = false;  // rung 4's gv form (after rung 9): ga holds gv = dL/dv, no SiLU terms; act, gy nullptr
-  // Rungs 3 and 4 (dw_silu_backward): rows b0 .. b0 + Bc - 1 of the batch only (Bc = 0: all B, b0 = 0), ga then
-  // holding those rows alone (B, C, T_out counted from b0), every other tensor and the partials' layout those of the
-  // whole batch; so a batch computed in chunks, one launch each, then one finish, sums as one launch does
-  // (backward "pipelined", kernels/eager_autograd.h).
-  int64_t b0 = 0, Bc = 0;
 };
 
 // Whether dw_silu_backward takes this shape: padding <= (K-1)*dilation <= 1024, its grid (C, tiles of 1024 steps,

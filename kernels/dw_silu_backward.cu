@@ -90,8 +90,7 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
   float* gv_s = xs + kTile + 2 * halo;
   float* red = gv_s + kTile + halo;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  // grid (C, tiles, B, or Bc rows from b0): no division
-  const int64_t c = blockIdx.x, b = a.b0 + blockIdx.z, row = b * a.C + c;
+  const int64_t c = blockIdx.x, b = blockIdx.z, row = b * a.C + c;  // grid (C, tiles, B): no division
   const int t_lo = t0 + p - halo, x_lo = t0 - halo;
   for (int k = tid; k < K; k += kThreads) ws[k] = a.w_dw[c * K + k];
   // dy rows for db_pw: (b, o) for o = c, c + C, .. below C_out; the first one's loads fly with x's and ga's
@@ -103,7 +102,7 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
   // row_window.cuh's RwBatch with 32-bit indices, x's and ga's loads interleaved (two RwBatch loads, one after
   // the other, compiled to 32 more instructions in its code: this kernel is issue-bound)
   const float* __restrict__ xr = a.x + row * a.T;
-  const float* __restrict__ gr = a.ga + (row - a.b0 * a.C) * a.T_out;  // ga holds rows b0.. only
+  const float* __restrict__ gr = a.ga + row * a.T_out;
   const int nx = kTile + 2 * halo, ng = kTile + halo;
   for (int base = 0; base < nx; base += kThreads * (kPer + 1)) {
     float vx[kPer + 1], vg[kPer + 1];
@@ -314,9 +313,9 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
   __shared__ float red[kVecWarps * S::nsum];                // per-warp sums: K of dW_dw, db_dw, a dy row
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int t0 = blockIdx.y * kTile, T = static_cast<int>(a.T);  // T_out == T on this path
-  const int64_t c = blockIdx.x, b = a.b0 + blockIdx.z, row = b * a.C + c, n = static_cast<int64_t>(gridDim.y) * a.B;
+  const int64_t c = blockIdx.x, b = blockIdx.z, row = b * a.C + c, n = static_cast<int64_t>(gridDim.y) * a.B;
   const float* __restrict__ xr = a.x + row * a.T;
-  const float* __restrict__ gr = a.ga + (row - a.b0 * a.C) * a.T;  // ga holds rows b0.. only
+  const float* __restrict__ gr = a.ga + row * a.T;
   float* actr = a.act ? a.act + row * a.T : nullptr;
   float w[K];
 #pragma unroll
@@ -532,10 +531,7 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   if (!dw_backward_fits(a.B, a.C, a.T, a.T_out, a.K, a.dilation, a.padding))
     throw std::runtime_error("dw_silu_backward: shape outside the kernel's limits (dw_backward_fits)");
   const int64_t halo = static_cast<int64_t>(a.K - 1) * a.dilation, tiles = dw_backward_tiles(a);
-  if (a.b0 < 0 || a.Bc < 0 || a.b0 + (a.Bc > 0 ? a.Bc : a.B) > a.B || (a.Bc == 0 && a.b0 != 0))
-    throw std::runtime_error("dw_silu_backward: rows b0 .. b0 + Bc - 1 outside the batch");
-  const dim3 grid(static_cast<unsigned>(a.C), static_cast<unsigned>(tiles),
-                  static_cast<unsigned>(a.Bc > 0 ? a.Bc : a.B));
+  const dim3 grid(static_cast<unsigned>(a.C), static_cast<unsigned>(tiles), static_cast<unsigned>(a.B));
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (a.gv_in) {  // the gv form: rung 4 only, at rung 9's shapes
     if (!dwbw::vec_path(a) || a.act || a.gy)

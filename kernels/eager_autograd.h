@@ -41,12 +41,10 @@
 // C, C_out <= 128, T % 4 == 0), rung 10 (pw_data_grad_wgmma.cu) for the data gradient and db_pw, so that rung 4
 // reads no gy; elsewhere mode 1. Measured no faster than mode 1 (65.18 against 64.91 us at the headline,
 // logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log).
-// Modes 7 and 8 (backward="streams", "dgrad_streams"), where the 1x1 conv's weight gradient is wanted: mode 1's kernels
-// (mode 8: mode 6's where they run) on two streams, the data-gradient chain beside act's recompute and cuDNN's weight
-// gradient (streams_backward); elsewhere mode 1.
-// Mode 9 (backward="pipelined"), where the 1x1 conv's weight gradient is wanted: mode 1's kernels over the batch in
-// chunks, each chunk's weight gradient on a side stream beside the next chunk's data gradient and rung 4
-// (pipelined_backward); elsewhere mode 1.
+// Mode 7 (backward="streams"), where the 1x1 conv's weight gradient is wanted: mode 1's kernels on two streams, the
+// data-gradient chain beside act's recompute and cuDNN's weight gradient (streams_backward); elsewhere mode 1.
+// Measured slower than mode 1 at the headline (76.1 against 67.6 us), faster at B = 8, C 96 -> 200, T = 1001 (63.4
+// against 67.4; logs/2026-12-04_58de510_pipelined_streams_bench.log): an A/B option.
 // Mode 0 keeps eager's ops throughout (and is what the exported file runs).
 #pragma once
 #include <torch/extension.h>
@@ -498,23 +496,23 @@ inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, con
 #endif
 }
 
-// Modes 7 and 8 (backward="streams", "dgrad_streams"): the backward's two independent halves on two streams. On a
-// side stream (forked from the caller's after everything queued there so far), the data-gradient chain: ga by cuDNN's
-// data gradient (mode 7) or by rung 10 with db_pw's partials (mode 8, where pw_dgrad_kernel_runs: the caller has
-// asked), then rung 4 for dx, dW_dw, db_dw (and db_pw from gy, mode 7) without writing act, then backward_finish.
+// Mode 7 (backward="streams"): the backward's two independent halves on two streams. On a side stream (forked from
+// the caller's after everything queued there so far), the data-gradient chain: ga by cuDNN's data gradient, then
+// rung 4 for dx, dW_dw, db_dw and db_pw without writing act, then backward_finish.
 // On the caller's stream meanwhile: act recomputed alone (dw_silu_forward, eager's bits, as rung 4's) and cuDNN's
 // weight gradient from it (eager's call on eager's act: dW_pw bit for bit mode 1's where cuDNN picks the same
 // algorithm). The caller's stream then waits for the side stream. Why: cuDNN's weight gradient runs 64 blocks at
 // the headline, latency-bound, with half the SMs idle, and each launch of the one-stream chain leaves a gap; here the
 // other half fills them, at the price of x read once more (16.7 MB at the headline) and rung 4 writing no act.
+// Measured: at the headline the act recompute (rw_dw_silu, 20 us alone) and the chain slow each other down, 65.9
+// against 59.9 us from the first kernel's start to the last's end (logs/2026-12-04_58de510_pipelined_streams_bench.log).
 // Allocation: what the side stream allocates and returns (dx, dW_dw, db_dw, db_pw) is marked used on the caller's
 // stream (record_stream), so the caching allocator does not hand it to the side stream again before the caller's
 // work on it is done; everything else the side stream allocates it alone uses. Works under CUDA graph capture
 // (the fork and the join are event edges of the captured graph).
 inline std::array<at::Tensor, 5> streams_backward(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w_dw,
                                                   const at::Tensor& b_dw, const at::Tensor& w_pw, bool db_pw,
-                                                  int64_t dilation, int64_t padding, std::array<bool, 5> need,
-                                                  bool rung10) {
+                                                  int64_t dilation, int64_t padding, std::array<bool, 5> need) {
   std::array<at::Tensor, 5> g{};
 #ifdef DWSEP_BACKWARD_KERNEL
   const c10::cuda::CUDAGuard guard(x.device());
@@ -525,19 +523,12 @@ inline std::array<at::Tensor, 5> streams_backward(const at::Tensor& gy, const at
   fork.block(side);
   {
     const c10::cuda::CUDAStreamGuard on_side(side);
-    c10::optional<DwKernelGrads> d;
-    if (rung10) {
-      const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, db_pw);
-      d = dw_kernel_backward(r.ga, gy, x, w_dw, b_dw, dilation, padding, need[0], false, false, at::Tensor(), false);
-      finish_sums(&*d, r.p, x.size(1), w_dw.size(2));
-      if (db_pw) g[4] = r.p.db_pw;
-    } else {
-      const at::Tensor shape_only = at::empty({x.size(0), x.size(1), gy.size(2)}, x.options());
-      const at::Tensor ga = std::get<0>(at::convolution_backward(gy, shape_only, w_pw, at::OptionalIntArrayRef(),
-                                                                 {1}, {0}, {1}, false, {0}, 1, {true, false, false}));
-      d = dw_kernel_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], false, db_pw);
-      if (db_pw) g[4] = d->db_pw;
-    }
+    const at::Tensor shape_only = at::empty({x.size(0), x.size(1), gy.size(2)}, x.options());
+    const at::Tensor ga = std::get<0>(at::convolution_backward(gy, shape_only, w_pw, at::OptionalIntArrayRef(), {1},
+                                                               {0}, {1}, false, {0}, 1, {true, false, false}));
+    const c10::optional<DwKernelGrads> d = dw_kernel_backward(ga, gy, x, w_dw, b_dw, dilation, padding, need[0], false,
+                                                              db_pw);
+    if (db_pw) g[4] = d->db_pw;
     if (need[0]) g[0] = d->dx;
     if (need[1]) g[1] = d->dw_dw;
     if (need[2]) g[2] = d->db_dw;
@@ -551,102 +542,7 @@ inline std::array<at::Tensor, 5> streams_backward(const at::Tensor& gy, const at
   join.block(caller);
 #else
   (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)w_pw; (void)db_pw; (void)dilation; (void)padding; (void)need;
-  (void)rung10;
   TORCH_CHECK(false, "the streams backward is not built into this extension");
-#endif
-  return g;
-}
-
-#ifndef DWSEP_PIPELINE_CHUNKS
-#define DWSEP_PIPELINE_CHUNKS 2  // mode 9's chunks of the batch (fewer where B is smaller)
-#endif
-#ifndef DWSEP_SIDE_PRIORITY
-#define DWSEP_SIDE_PRIORITY 0  // mode 9's side stream: 1 high priority (its blocks first as SMs free up), 0 normal
-#endif
-// Mode 9 (backward="pipelined"): mode 1's kernels over the batch in DWSEP_PIPELINE_CHUNKS chunks of rows, software-
-// pipelined on two streams. On the caller's stream, for each chunk: cuDNN's data gradient of the chunk (ga_i, the same
-// memory each chunk: the allocator hands the freed block back), rung 4 on the chunk's rows (DwBackwardArgs b0, Bc: dx,
-// act and the partials in the whole batch's layout), then once after the last chunk one backward_finish over all the
-// partials (dW_dw, db_dw, db_pw bit for bit mode 1's: the same partials summed in the same order). On a side stream,
-// each chunk's weight gradient as soon as rung 4 has written its act (cuDNN's, on the chunk), added into the first
-// chunk's in chunk order. Why: at the headline the one-stream backward reads ga and act back from DRAM (16.7 MB each,
-// written just before) and runs cuDNN's weight gradient on 64 blocks with the other SMs idle; a chunk's ga, act and
-// dy (8.4 MB each in two chunks) can be read back from the 50 MB L2, and the weight gradient of chunk i runs beside
-// rung 4 of chunk i + 1. dW_pw is summed per chunk (within float32 summation order of mode 1's; ga and so dx bit for
-// bit mode 1's where cuDNN picks the same data-gradient kernel for the chunk). Allocation as in streams_backward:
-// what the side stream allocates and returns (dW_pw) is marked used on the caller's stream.
-inline std::array<at::Tensor, 5> pipelined_backward(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w_dw,
-                                                    const at::Tensor& b_dw, const at::Tensor& w_pw, bool db_pw,
-                                                    int64_t dilation, int64_t padding, std::array<bool, 5> need) {
-  std::array<at::Tensor, 5> g{};
-#ifdef DWSEP_BACKWARD_KERNEL
-  const c10::cuda::CUDAGuard guard(x.device());
-  const at::Tensor xc = x.contiguous(), w = w_dw.contiguous(), gyc = gy.contiguous();
-  const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
-  DwBackwardArgs a = dw_args(xc, w, bc, dilation, padding);
-  a.T_out = gyc.size(2);
-  a.C_out = gyc.size(1);
-  const int64_t B = a.B, n = dw_backward_tiles(a) * B;
-  DwKernelGrads d = dw_partials(a, xc, w_dw, n, need[0]);
-  const at::Tensor act = at::empty({B, a.C, a.T_out}, xc.options());
-  a.act = act.data_ptr<float>();
-  at::Tensor partial_pw;
-  if (db_pw) {
-    partial_pw = at::empty({a.C_out, n}, xc.options());
-    d.db_pw = at::empty({a.C_out}, xc.options());
-    a.gy = gyc.data_ptr<float>();
-    a.partial_pw = partial_pw.data_ptr<float>();
-  }
-  const c10::cuda::CUDAStream caller = c10::cuda::getCurrentCUDAStream();
-  const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(DWSEP_SIDE_PRIORITY != 0, x.device().index());
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(DWSEP_PIPELINE_CHUNKS, B));
-  const int64_t rows = (B + chunks - 1) / chunks;
-  at::Tensor dw_pw;
-  for (int64_t b0 = 0; b0 < B; b0 += rows) {
-    const int64_t nb = std::min(rows, B - b0);
-    const at::Tensor gy_i = gyc.narrow(0, b0, nb);
-    {
-      const at::Tensor shape_only = at::empty({nb, a.C, a.T_out}, xc.options());
-      const at::Tensor ga_i = std::get<0>(at::convolution_backward(gy_i, shape_only, w_pw, at::OptionalIntArrayRef(),
-                                                                   {1}, {0}, {1}, false, {0}, 1, {true, false, false}))
-                                  .contiguous();
-      a.ga = ga_i.data_ptr<float>();
-      a.b0 = b0;
-      a.Bc = nb;
-      dw_silu_backward(a, caller.stream());
-      const cudaError_t err = cudaGetLastError();
-      TORCH_CHECK(err == cudaSuccess, "dw_silu_backward (rows ", b0, "..", b0 + nb - 1, "): kernel launch failed: ",
-                  cudaGetErrorString(err));
-    }
-    c10::Event act_ready(c10::DeviceType::CUDA);
-    act_ready.record(caller);
-    act_ready.block(side);
-    const c10::cuda::CUDAStreamGuard on_side(side);
-    const at::Tensor dw_i = std::get<1>(at::convolution_backward(gy_i, act.narrow(0, b0, nb), w_pw,
-                                                                 at::OptionalIntArrayRef(), {1}, {0}, {1}, false, {0},
-                                                                 1, {false, true, false}));
-    if (dw_pw.defined())
-      dw_pw.add_(dw_i);
-    else
-      dw_pw = dw_i;
-  }
-  a.b0 = a.Bc = 0;
-  dw_backward_finish(a, d.dw_dw.data_ptr<float>(), d.db_dw.defined() ? d.db_dw.data_ptr<float>() : nullptr,
-                     db_pw ? d.db_pw.data_ptr<float>() : nullptr, caller.stream());
-  const cudaError_t err = cudaGetLastError();
-  TORCH_CHECK(err == cudaSuccess, "dw_backward_finish: kernel launch failed: ", cudaGetErrorString(err));
-  dw_pw.record_stream(caller);
-  c10::Event join(c10::DeviceType::CUDA);
-  join.record(side);
-  join.block(caller);
-  if (need[0]) g[0] = d.dx;
-  if (need[1]) g[1] = d.dw_dw;
-  if (need[2]) g[2] = d.db_dw;
-  g[3] = dw_pw;
-  if (db_pw) g[4] = d.db_pw;
-#else
-  (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)w_pw; (void)db_pw; (void)dilation; (void)padding; (void)need;
-  TORCH_CHECK(false, "the pipelined backward is not built into this extension");
 #endif
   return g;
 }
@@ -669,13 +565,8 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // Mode 3, where the weight gradient is wanted and rung 6 or 7 runs: it computes dW_pw and db_pw from act and gy (the
     // depthwise kernel then reads no gy), and one backward_finish sums both kernels' partials.
     const bool db_pw = need[4] && b_pw.defined();
-    // modes 7 and 8: the two halves on two streams (streams_backward), where the 1x1 conv's weight gradient is wanted
-    // mode 9: mode 1's kernels over the batch in chunks, pipelined on two streams (pipelined_backward)
-    if (mode == 9 && need[3] && x.size(0) > 0 && x.size(1) > 0 && gy.size(2) > 0)
-      return pipelined_backward(gy, x, w_dw, b_dw, w_pw, db_pw, dilation, padding, need);
-    if ((mode == 7 || mode == 8) && need[3])
-      return streams_backward(gy, x, w_dw, b_dw, w_pw, db_pw, dilation, padding, need,
-                              mode == 8 && pw_dgrad_kernel_runs(x, gy, w_pw));
+    // mode 7: the two halves on two streams (streams_backward), where the 1x1 conv's weight gradient is wanted
+    if (mode == 7 && need[3]) return streams_backward(gy, x, w_dw, b_dw, w_pw, db_pw, dilation, padding, need);
     // mode 6: backward rung 10 (pw_data_grad_wgmma.cu: ga = W_pw^T gy and db_pw's partials) where cuDNN's data
     // gradient is a TF32 GEMM and rung 10 takes the shape, then rung 4 reading no gy, one finish for both kernels'
     // partials, then cuDNN's weight gradient from rung 4's act; elsewhere mode 1

@@ -49,8 +49,8 @@ if variant == "backward":
         args = fj.forward_args(model)
         for mode in (fj.BACKWARDS["dw_kernel"], fj.BACKWARDS["fused"], fj.BACKWARDS["wgrad_kernel"],
                      fj.BACKWARDS["wgrad_fused"], fj.BACKWARDS["split"], fj.BACKWARDS["dgrad_kernel"],
-                     fj.BACKWARDS["streams"], fj.BACKWARDS["dgrad_streams"], fj.BACKWARDS["pipelined"]):
-            # rungs 3/4, 5, 6/7, 8, 9 + 4's gv form, 10 + 4, then 7, 8 and 9 on two streams
+                     fj.BACKWARDS["streams"]):
+            # rungs 3/4, 5, 6/7, 8, 9 + 4's gv form, 10 + 4, then 1's on two streams
             xs, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
             y = fj.general_kernel().forward_train(xs, *args, mode)
             gy = torch.randn_like(y)

@@ -218,25 +218,16 @@ def test_modelnew_trains_with_eagers_gradients_on_gpu(shape, backward):
             assert torch.equal(p.grad, q.grad), (name, fj.max_diff(p.grad, q.grad))
 
 
-@pytest.mark.parametrize("streams,one_stream", [("streams", "dw_kernel"), ("dgrad_streams", "dgrad_kernel"),
-                                                ("pipelined", "dw_kernel")])
+@pytest.mark.parametrize("streams,one_stream", [("streams", "dw_kernel")])
 @pytest.mark.parametrize("shape", [fj.HEADLINE, dict(B=3, C_in=40, C_out=100, T=1000, K=3, dilation=3, bias=True),
                                    dict(B=2, C_in=64, C_out=48, T=777, K=9, dilation=4, bias=False)],
                          ids=["headline", "C_out_wider", "long_span_no_bias"])
 def test_two_stream_backward_equals_one_stream_on_gpu(shape, streams, one_stream):
-    """backward="streams" / "dgrad_streams" (kernels/eager_autograd.h, streams_backward: the data-gradient chain on a
-    side stream beside act's recompute and cuDNN's weight gradient) give the one-stream mode's gradients bit for bit
+    """backward="streams" (kernels/eager_autograd.h, streams_backward: the data-gradient chain on a side stream beside
+    act's recompute and cuDNN's weight gradient) gives the one-stream mode's gradients bit for bit
     (cuDNN deterministic, so its weight gradient sums in one order), into NaN-poisoned memory, on three calls in a
     row (the side stream's allocations reused); and a CUDA graph capture of a whole training step (forward, backward
-    on both streams) replays to the same gradients for new inputs. backward="pipelined" (pipelined_backward: the
-    batch in chunks, each chunk's weight gradient on the side stream) sums dW_pw chunk by chunk: within float32
-    summation order of mode 1's there (2e-6 of the gradient's max: a TF32-rounding difference would be ~1e-4), and
-    the same for the rest, should cuDNN pick another data-gradient kernel for a chunk of the batch."""
-    def same(a, b):
-        if streams != "pipelined":
-            return torch.equal(a, b)
-        return fj.max_diff(a, b) <= 2e-6 * float(b.abs().max())
-
+    on both streams) replays to the same gradients for new inputs."""
     model, x = fj.make_case(shape, torch.float32, "cuda", seed=13)
     news = {}
     for mode in (streams, one_stream):
@@ -250,7 +241,7 @@ def test_two_stream_backward_equals_one_stream_on_gpu(shape, streams, one_stream
             _poison_allocator(x.numel(), g.numel())
             got = fj.gradients(news[streams], x, g)
             for name, a, b in zip(["x", "w_dw", "b_dw", "w_pw", "b_pw"], got, want):
-                assert same(a, b), (name, fj.max_diff(a, b))
+                assert torch.equal(a, b), (name, fj.max_diff(a, b))
         m = news[streams]
         params = [p for p in m.parameters()]
         static_x, static_g = x.clone().requires_grad_(True), g.clone()
@@ -274,7 +265,7 @@ def test_two_stream_backward_equals_one_stream_on_gpu(shape, streams, one_stream
         ref = fj.gradients(news[one_stream], x2, g2)
         for name, a, b in zip(["x", *[n for n, _ in m.named_parameters()]], [static_x.grad, *[p.grad for p in params]],
                               ref):
-            assert a is not None and same(a, b), (name, None if a is None else fj.max_diff(a, b))
+            assert a is not None and torch.equal(a, b), (name, None if a is None else fj.max_diff(a, b))
 
 
 def _poison_allocator(*numels):
@@ -295,7 +286,7 @@ def _poison_allocator(*numels):
                          ids=["K5_C_out_wider", "K9_vector_no_bias", "K3_vector_shifted", "K9_rung3_odd_rows",
                               "rung5_tc", "rung3_then_rung6"])
 @pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "dgrad_kernel",
-                                      "streams", "dgrad_streams", "pipelined"])
+                                      "streams"])
 def test_dw_kernel_backward_writes_every_gradient_asked_for_on_gpu(shape, wants, backward):
     """The backward kernels (dw_silu_backward.cu; with backward="fused", dw_silu_backward_tc.cu where it takes the
     shape: rung5_tc; with backward="wgrad_kernel", the 1x1 conv's weight gradient by pw_weight_grad.cu where
@@ -442,7 +433,7 @@ def test_split_backward_kernels_against_float64(B, C, C_out, T, K, d, bias):
 
 
 @pytest.mark.parametrize("backward", ["dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "dgrad_kernel",
-                                      "streams", "dgrad_streams", "pipelined"])
+                                      "streams"])
 def test_kernel_backward_is_strict_with_tf32_off_on_gpu(backward):
     """With torch.backends.cudnn.allow_tf32 off, eager's backward is float32 throughout; so is ModelNew's: no TF32
     GEMM (rung 5's data gradient, rung 6's weight gradient) may run, so every gradient stays as close to float64 as

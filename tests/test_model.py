@@ -75,11 +75,10 @@ def test_fused_backward_follows_the_tf32_switch(monkeypatch):
     (cuDNN's strict data gradient, then rung 4), so the strict class holds. Unknown names are refused."""
     from fusedkit.routing import backward_mode
     monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)
-    names = ("eager", "dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "dgrad_kernel", "streams",
-             "dgrad_streams", "pipelined")
-    assert [backward_mode(b) for b in names] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    names = ("eager", "dw_kernel", "fused", "wgrad_kernel", "wgrad_fused", "split", "dgrad_kernel", "streams")
+    assert [backward_mode(b) for b in names] == [0, 1, 2, 3, 4, 5, 6, 7]
     monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
-    assert [backward_mode(b) for b in names] == [0, 1, 1, 1, 1, 1, 1, 7, 1, 9]
+    assert [backward_mode(b) for b in names] == [0, 1, 1, 1, 1, 1, 1, 7]
     assert fj.DEFAULT_BACKWARD in fj.BACKWARDS
     with pytest.raises(ValueError, match="backward must be one of"):
         fj.ModelNew(8, 8, 3, backward="tc")
