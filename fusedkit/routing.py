@@ -1,5 +1,6 @@
 """ModelNew: Model's parameters, eager's numbers, the fastest route that keeps them; the fused op as a PyTorch
-operator (fused_jit::dwsep_conv1d) with eager's backward."""
+operator (fused_jit::dwsep_conv1d) whose backward is an operator too (fused_jit::dwsep_conv1d_backward: ModelNew's
+backward kernels, also inside torch.compile's graphs)."""
 from __future__ import annotations
 
 import warnings
@@ -202,12 +203,13 @@ def backward_mode(backward: str) -> int:
 # A Python custom op rather than TORCH_LIBRARY in the launcher: the route is chosen in Python (per shape,
 # dtype, TF32 switch), and one op serves every variant, the general path and PyTorch.
 _OP_SCHEMA = "(Tensor x, Tensor w_dw, Tensor? b_dw, Tensor w_pw, Tensor? b_pw, int dilation, int padding, " \
-             "str variant) -> Tensor"
+             f"str variant, str backward=\"{DEFAULT_BACKWARD}\") -> Tensor"
 
 
 @torch.library.custom_op("fused_jit::dwsep_conv1d", mutates_args=(), schema=_OP_SCHEMA)
-def dwsep_conv1d(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant):
-    """y = pw(silu(dw(x))) by ModelNew's rule ("" = the rule's choice; a variant, GENERAL or EAGER to force one)."""
+def dwsep_conv1d(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant, backward=DEFAULT_BACKWARD):
+    """y = pw(silu(dw(x))) by ModelNew's rule ("" = the rule's choice; a variant, GENERAL or EAGER to force one);
+    its gradients by `backward` (BACKWARDS), through fused_jit::dwsep_conv1d_backward."""
     if torch.is_autocast_enabled(x.device.type):  # the caller cast the inputs; PyTorch's convs must not recast
         with torch.autocast(x.device.type, enabled=False):
             return _forward_impl(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant)
@@ -215,15 +217,16 @@ def dwsep_conv1d(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant):
 
 
 @dwsep_conv1d.register_fake
-def _(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant):
+def _(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant, backward=DEFAULT_BACKWARD):
     t_out = x.shape[2] + 2 * padding - dilation * (w_dw.shape[-1] - 1)
     return x.new_empty((x.shape[0], w_pw.shape[0], t_out))
 
 
 def _setup_context(ctx, inputs, output):
-    x, w_dw, b_dw, w_pw, b_pw, dilation, padding, _ = inputs
+    x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant = inputs[:8]
     ctx.save_for_backward(x, w_dw, b_dw, w_pw, b_pw)
-    ctx.dilation, ctx.padding = dilation, padding
+    ctx.dilation, ctx.padding, ctx.variant = dilation, padding, variant
+    ctx.backward = inputs[8] if len(inputs) > 8 else DEFAULT_BACKWARD
 
 
 def eager_backward(gy, x, w_dw, b_dw, w_pw, b_pw, dilation, padding, need):
@@ -248,10 +251,42 @@ def eager_backward(gy, x, w_dw, b_dw, w_pw, b_pw, dilation, padding, need):
     return gx, gw_dw, gb_dw, gw_pw, gb_pw
 
 
+# The operator's backward as an operator of its own, so that torch.compile's backward graph calls it whole (the
+# kernels of ModelNew's C++ autograd node, as outside graph capture) instead of tracing eager_backward's ops.
+_BACKWARD_SCHEMA = "(Tensor gy, Tensor x, Tensor w_dw, Tensor? b_dw, Tensor w_pw, Tensor? b_pw, int dilation, " \
+                   "int padding, bool[] need, str variant, str backward) -> Tensor[]"
+
+
+@torch.library.custom_op("fused_jit::dwsep_conv1d_backward", mutates_args=(), schema=_BACKWARD_SCHEMA)
+def dwsep_conv1d_backward(gy, x, w_dw, b_dw, w_pw, b_pw, dilation, padding, need, variant, backward):
+    """[gx, gw_dw, gb_dw, gw_pw, gb_pw] of dwsep_conv1d for gy (an empty tensor where `need` is false or the input is
+    None): where the forward's route is a kernel of ours, that extension's C++ backward in `backward`'s mode under
+    the TF32 switch as it stands when it runs (kernels/eager_autograd.h, the same as ModelNew's autograd node);
+    where it is PyTorch, or backward is "eager", eager_backward."""
+    args = (w_dw, b_dw, w_pw, b_pw, dilation, padding)
+    need = [bool(n) and t is not None for n, t in zip(need, (x, w_dw, b_dw, w_pw, b_pw))]
+    r = _route_cached(x, args, variant)
+    mode = backward_mode(backward)
+    if r.name != EAGER and mode != 0:
+        ext = general_kernel() if r.name == GENERAL else r.ext
+        return ext.backward(gy, x, *args, need, mode)
+    return [g if g is not None else x.new_empty(0) for g in eager_backward(gy, x, *args, need)]
+
+
+@dwsep_conv1d_backward.register_fake
+def _(gy, x, w_dw, b_dw, w_pw, b_pw, dilation, padding, need, variant, backward):
+    return [t.new_empty(t.shape) if n and t is not None else x.new_empty(0)
+            for t, n in zip((x, w_dw, b_dw, w_pw, b_pw), need)]
+
+
 def _backward(ctx, gy):
-    """The operator's backward (no fused backward kernels yet): eager_backward."""
-    grads = eager_backward(gy, *ctx.saved_tensors, ctx.dilation, ctx.padding, ctx.needs_input_grad[:5])
-    return (*grads, None, None, None)
+    """The operator's backward: dwsep_conv1d_backward in the forward's backward mode."""
+    need = [bool(n) and t is not None for n, t in zip(ctx.needs_input_grad[:5], ctx.saved_tensors)]
+    if not any(need):
+        return (None,) * 9
+    grads = dwsep_conv1d_backward(gy, *ctx.saved_tensors, ctx.dilation, ctx.padding, need, ctx.variant,
+                                  ctx.backward)
+    return (*[g if n else None for g, n in zip(grads, need)], None, None, None, None)
 
 
 dwsep_conv1d.register_autograd(_backward, setup_context=_setup_context)
@@ -305,7 +340,8 @@ class ModelNew(Model):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x, args = self._inputs(x)
         if torch.compiler.is_compiling():
-            return dwsep_conv1d(x, *args, self.variant or "")  # the operator: graph capture (and its autograd)
+            # the operator: graph capture, its autograd through the backward's operator (the same kernels)
+            return dwsep_conv1d(x, *args, self.variant or "", self.backward)
         if torch.is_grad_enabled() and (x.requires_grad or any(
                 isinstance(a, torch.Tensor) and a.requires_grad for a in args)):
             return _train_impl(x, *args, self.variant or "", self.backward)  # one C++ autograd function

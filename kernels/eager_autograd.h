@@ -662,6 +662,26 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
   return g;
 }
 
+// eager_backward for the operator's backward (fused_jit::dwsep_conv1d_backward, fusedkit/routing.py): the same
+// gradients as the autograd node's backward in `mode`, as a list of five tensors, an empty one (0 elements) where
+// `need` is false or the input is absent, so that torch.compile's graphs call the backward's kernels too.
+inline std::vector<at::Tensor> backward_list(const at::Tensor& gy, const at::Tensor& x, const at::Tensor& w_dw,
+                                             const c10::optional<at::Tensor>& b_dw, const at::Tensor& w_pw,
+                                             const c10::optional<at::Tensor>& b_pw, int64_t dilation, int64_t padding,
+                                             const std::vector<bool>& need, int64_t mode) {
+  TORCH_CHECK(need.size() == 5, "backward: need holds one flag for each of x, w_dw, b_dw, w_pw, b_pw; got ",
+              need.size());
+  TORCH_CHECK(x.dim() == 3 && gy.dim() == 3 && gy.size(0) == x.size(0) && gy.size(1) == w_pw.size(0),
+              "backward: x (B, C_in, T) and gy (B, C_out, T_out) of the same batch; got x ", x.sizes(), ", gy ",
+              gy.sizes());
+  const at::Tensor bd = b_dw ? *b_dw : at::Tensor(), bp = b_pw ? *b_pw : at::Tensor();
+  const std::array<bool, 5> n{need[0], need[1], need[2] && bd.defined(), need[3], need[4] && bp.defined()};
+  const auto g = eager_backward(gy, x, w_dw, bd, w_pw, bp, dilation, padding, n, mode);
+  std::vector<at::Tensor> out;
+  for (int i = 0; i < 5; ++i) out.push_back(n[i] && g[i].defined() ? g[i] : at::empty({0}, x.options()));
+  return out;
+}
+
 // Impl::run(x, w_dw, b_dw, w_pw, b_pw, dilation, padding) -> y computes the forward (autograd is off inside).
 // `backward`: 0 = eager's ops throughout, 1 = dw_silu_backward.cu for the depthwise half where it runs, 2 = as 1
 // with rung 5 (dw_silu_backward_tc.cu: the 1x1 conv's data gradient in the kernel, TF32) where it takes the shape.

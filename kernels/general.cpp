@@ -175,6 +175,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "forward with autograd; backward 0: eager's ops, 1: dw_silu_backward.cu for the depthwise half",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
         py::arg("padding"), py::arg("backward") = 0);
+  m.def("backward", &dwsep::backward_list,
+        "[gx, gw_dw, gb_dw, gw_pw, gb_pw] of y = pw(silu(dw(x))) for gy, in a backward mode (0 eager's ops, ...); an "
+        "empty tensor where need is false", py::arg("gy"), py::arg("x"), py::arg("w_dw"), py::arg("b_dw"),
+        py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"), py::arg("padding"), py::arg("need"), py::arg("mode"));
 #ifdef DWSEP_BACKWARD_KERNEL
   m.def("pw_weight_grad", &pw_weight_grad, "(dW_pw, db_pw, rung) from gy and act by backward rung 7 or 6",
         py::arg("gy"), py::arg("act"));

@@ -189,6 +189,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("forward_train", &forward_train, "y = pw(silu(dw(x))) with autograd; backward 0: eager's ops, 1: dw_silu_backward.cu where it runs, 2: rung 5 (dw_silu_backward_tc.cu) where it runs, else 1",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
         py::arg("padding"), py::arg("backward") = 0);
+  m.def("backward", &dwsep::backward_list,
+        "[gx, gw_dw, gb_dw, gw_pw, gb_pw] of y = pw(silu(dw(x))) for gy, in a backward mode (0 eager's ops, ...); an "
+        "empty tensor where need is false", py::arg("gy"), py::arg("x"), py::arg("w_dw"), py::arg("b_dw"),
+        py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"), py::arg("padding"), py::arg("need"), py::arg("mode"));
   m.def("why_unsupported", &why_unsupported, "'' when this variant can compute these inputs, else why not",
         py::arg("x"), py::arg("w_dw"), py::arg("b_dw"), py::arg("w_pw"), py::arg("b_pw"), py::arg("dilation"),
         py::arg("padding"));

@@ -38,7 +38,9 @@
 // fill's index math and the guarded stores the largest parts. This form (1204d8f): 13.0 against cuDNN's 10.8, rung 4
 // 20.7 against 25.8, and the backward 65.18 against the default's 64.91 us in one interleaved ab: no faster.
 // Alone (L2 flushed) 21.4-22.0 us against cuDNN's 14.8-14.9; PWDG_TMA_LATE=2 (dy's boxes after W_pw's fill, but each
-// warpgroup's first) 18.88 in one run, its output and sanitizers not yet checked: off until they are.
+// warpgroup's first) 18.88 in one run; in the backward's profile 11.6 against 12.7 us, ModelNew's gradients as the
+// tree's (logs/2026-12-04_48b10f4_streams_tests_ab_timeline_bench.log): the default since 2026-12-04 (the run that
+// checks its ga against cuDNN's and its sanitizers is in docs/ladder.md).
 // Outcome: an opt-in, backward="dgrad_kernel", for A/B; ModelNew's default backward stays "dw_kernel".
 #include <cuda_runtime.h>
 #include <cstdint>
@@ -59,7 +61,7 @@
 // first from L2 and DRAM instead of queueing behind ~17 MB of dy boxes), 2 each warpgroup's first tile before, the rest
 // after
 #ifndef PWDG_TMA_LATE
-#define PWDG_TMA_LATE 0
+#define PWDG_TMA_LATE 2
 #endif
 #ifndef PWDG_STAGES
 #define PWDG_STAGES 4  // dy tiles in flight or in use per block, half per warpgroup (4 is the most that fits)

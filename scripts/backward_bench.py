@@ -2,7 +2,9 @@
 SiLU + depthwise, and backward "eager": PyTorch's ops) against float64 and against eager's gradients under the same
 TF32 switch, over a few shapes; then, at each shape, in one run with bench's timer (CUDA events, L2 flushed,
 median of --reps): forward+backward (as a training step runs it: gradients set to None first, then
-forward and loss.backward()) and backward alone of eager Model and of ModelNew in both backward modes,
+forward and loss.backward()) and backward alone of eager Model and of ModelNew in every backward mode, at the
+headline also the training step of both under torch.compile(fullgraph=True) (ModelNew's backward then through its
+operator, fused_jit::dwsep_conv1d_backward),
 and the backward's byte floor (read x and dy, write dx, at the copy rate measured in the same run).
 Rows go to the results log (kind 'backward'); the printed table is the run's record.
     python scripts/backward_bench.py [--reps 100]"""
@@ -77,6 +79,16 @@ def main() -> int:
                       + (f"  floor {floor_us:.1f} us, modelnew {n / floor_us:.2f}x floor" if what == "bwd" else "")
                       + f"  | host us per call: eager {host[('eager', what)]:.0f}, "
                         f"modelnew[{k}] {host[(f'modelnew[{k}]', what)]:.0f}")
+        if shape == fj.HEADLINE:  # a training step under torch.compile(fullgraph=True): eager's Model and ModelNew's
+            compiled = {}
+            for label, m in (("compile", model), ("modelnew[dw_kernel] compiled", news["dw_kernel"])):
+                fn = fwd_bwd(torch.compile(m, fullgraph=True))
+                compiled[label] = timer.time(fn, a.reps)
+                rows.append(fj.result_row("backward", env, f"{label} fwd+bwd", shape, "float32", compiled[label],
+                                          route=route, l2_flushed=True))
+            c, n = (float(np.median(compiled[k])) for k in ("compile", "modelnew[dw_kernel] compiled"))
+            print(f"  fwd+bwd  torch.compile(Model) {c:8.1f} us  torch.compile(ModelNew) {n:8.1f} us  ({c / n:.2f}x); "
+                  f"eager {m_eager['eager fwd+bwd']:.1f} us", flush=True)
         if shape == fj.HEADLINE:  # where the GPU time goes: the kernels of one backward per path
           try:
             for label, m in [("eager", model)] + [(f"modelnew[{k}]", v) for k, v in news.items()]:

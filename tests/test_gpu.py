@@ -458,6 +458,35 @@ def test_kernel_backward_is_strict_with_tf32_off_on_gpu(backward):
                                                                             fj.rel_err(eager, ref))
 
 
+@pytest.mark.parametrize("backward", ["dw_kernel", "dgrad_kernel"])
+def test_compiled_training_runs_the_backward_kernels_on_gpu(backward):
+    """torch.compile(fullgraph=True) of a training step through ModelNew: its backward graph calls
+    fused_jit::dwsep_conv1d_backward, which runs ModelNew's backward kernels (rung 4 in the profile), and the
+    gradients are ModelNew's outside compile, bit for bit under deterministic cuDNN (so within float32 summation
+    order of eager's, as the other backward tests check)."""
+    model, x = fj.make_case(fj.HEADLINE, torch.float32, "cuda", seed=6)
+    new = fj.ModelNew(128, 128, 5, 2, backward=backward).cuda()
+    new.load_state_dict(model.state_dict())
+    g = torch.randn_like(model(x))
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with _deterministic_cudnn(), _quiet():
+        want = fj.gradients(new, x, g)
+        step = torch.compile(lambda x: (new(x) * g).sum(), fullgraph=True)
+        xs = x.clone().requires_grad_(True)
+        step(xs).backward()  # the compile
+        for t in [xs, *new.parameters()]:
+            t.grad = None
+        with torch.profiler.profile(activities=acts) as prof:
+            step(xs).backward()
+            torch.cuda.synchronize()
+    names = {e.name for e in prof.events()}
+    assert "fused_jit::dwsep_conv1d_backward" in names
+    assert any("dw_silu_backward" in n for n in names), sorted(names)
+    for name, a, b in zip(["x", "w_dw", "b_dw", "w_pw", "b_pw"], [xs.grad, *[p.grad for p in new.parameters()]],
+                          want):
+        assert a is not None and torch.equal(a, b), (name, None if a is None else fj.max_diff(a, b))
+
+
 def test_operator_under_compile_cuda_graphs_and_autocast():
     """torch.compile(fullgraph=True) of a model holding ModelNew, a CUDA graph capture + replay, and autocast to
     bfloat16 (eager's conv returns bfloat16 there; so does ModelNew)."""

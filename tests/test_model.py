@@ -162,6 +162,38 @@ def test_the_operator_passes_opcheck_gradcheck_and_compiles_fullgraph():
     assert any("dwsep_conv1d" in str(n.target) for n in ep.graph.nodes)
 
 
+def test_the_backward_operator_passes_opcheck_and_compiled_training_calls_it():
+    """fused_jit::dwsep_conv1d_backward (the operator's gradients) under opcheck, with and without biases and with
+    some gradients not wanted; a torch.compile(fullgraph=True) training step calls it (not eager_backward's traced
+    ops) and gets eager Model's gradients."""
+    torch.manual_seed(3)
+    m = fj.ModelNew(8, 12, 5, 2)
+    for bias, need in ((True, [True] * 5), (False, [True, True, False, True, False]),
+                       (True, [False, True, True, False, False])):
+        x = torch.randn(2, 8, 33)
+        gy = torch.randn(2, 12, 33)
+        b_dw, b_pw = (m.dw.bias.detach(), m.pw.bias.detach()) if bias else (None, None)
+        torch.library.opcheck(fj.dwsep_conv1d_backward, (gy, x, m.dw.weight.detach(), b_dw, m.pw.weight.detach(),
+                                                         b_pw, 2, 4, need, "", "dw_kernel"))
+        got = fj.dwsep_conv1d_backward(gy, x, m.dw.weight.detach(), b_dw, m.pw.weight.detach(), b_pw, 2, 4, need, "",
+                                       "dw_kernel")
+        want = fj.eager_backward(gy, x, m.dw.weight.detach(), b_dw, m.pw.weight.detach(), b_pw, 2, 4, need)
+        for g, w in zip(got, want):
+            assert (w is None and g.numel() == 0) or torch.allclose(g, w, rtol=1e-5, atol=1e-6)
+    ref = fj.Model(8, 12, 5, 2)
+    ref.load_state_dict(m.state_dict())
+    x = torch.randn(2, 8, 33)
+    g = torch.randn(2, 12, 33)
+    xn, xr = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    step = torch.compile(lambda x: (m(x) * g).sum(), fullgraph=True)
+    with torch.profiler.profile() as prof:
+        step(xn).backward()
+    assert "fused_jit::dwsep_conv1d_backward" in {e.name for e in prof.events()}
+    (ref(xr) * g).sum().backward()
+    for a, b in [(xn, xr)] + list(zip(m.parameters(), ref.parameters())):
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-5, atol=1e-6)
+
+
 def test_variant_arch_from_its_first_line(tmp_path):
     """`arch=` in a kernel's first line is the build arch (rung 09's wgmma/TMA need sm_90a), part of the
     extension's name; other variants build for the visible GPU (sm_90 without one)."""
