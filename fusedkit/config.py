@@ -90,12 +90,13 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # on TF32 tensor cores) then rung 4's gv form (dx, dW_dw, db_dw from gv and x); elsewhere "dw_kernel". Measured
 # slower than "dw_kernel" (74.1 against 63.9 us at the headline: rung 9 alone ~44-48 us, latency-bound at 8 warps per
 # SM; docs/results.md, "backward rung 9"): an opt-in for A/B.
-# "dgrad_kernel": "dw_kernel" with, where allow_tf32 is on, cuDNN's data gradient of the 1x1 conv is a TF32 GEMM at
-# the shape, C, C_out <= 128, T % 4 == 0, an sm_90 GPU and an sm_90a build: backward rung 10
+# "dgrad_kernel" (the default): "dw_kernel" with, where allow_tf32 is on, cuDNN's data gradient of the 1x1 conv is a
+# TF32 GEMM at the shape, C, C_out <= 128, T % 4 == 0, an sm_90 GPU and an sm_90a build: backward rung 10
 # (kernels/pw_data_grad_wgmma.cu: ga = W_pw^T dy on TF32 wgmma with dy from registers, and db_pw from the same reads)
-# in place of cuDNN's data gradient, so that rung 4 reads no dy; elsewhere "dw_kernel". Measured no faster than
-# "dw_kernel" (65.18 against 64.91 us at the headline, logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log):
-# an opt-in for A/B.
+# in place of cuDNN's data gradient, so that rung 4 reads no dy; elsewhere "dw_kernel". Its first forms were no faster
+# than "dw_kernel" (65.18 against 64.91 us at the headline,
+# logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log); with dy's boxes requested after W_pw's fill
+# (PWDG_TMA_LATE=2) 61.8 against 64.4 (DEFAULT_BACKWARD below).
 # "streams": "dw_kernel"'s kernels on two streams where W_pw wants a gradient: cuDNN's data gradient, rung 4 (no act
 # written) and the finish on a side stream, beside act recomputed alone and cuDNN's weight gradient from it (the two
 # halves of the backward do not depend on each other); gradients bit for bit "dw_kernel"'s. Measured slower at the
@@ -105,7 +106,10 @@ ROUTES = (GENERAL, EAGER)  # the two routes that are not a kernel file's variant
 # docs/results.md has the measurements of each rung.
 BACKWARDS = {"eager": 0, "dw_kernel": 1, "fused": 2, "wgrad_kernel": 3, "wgrad_fused": 4, "split": 5,
              "dgrad_kernel": 6, "streams": 7}
-DEFAULT_BACKWARD = "dw_kernel"
+# The default since 2026-12-04: "dgrad_kernel" (backward rung 10 with PWDG_TMA_LATE=2) ran the headline's backward
+# 61.8 against "dw_kernel"'s 64.4 us and the training step 86.1 against 90.8 (logs/2026-12-04_6f83237_*); at shapes
+# rung 10 does not take it is "dw_kernel".
+DEFAULT_BACKWARD = "dgrad_kernel"
 
 
 BASELINES = ("eager", "eager_fp32", "compile", "clone", "modelnew", "general")  # modelnew: ModelNew's rule,

@@ -299,14 +299,16 @@ class ModelNew(Model):
     the general path where no fused kernel runs the shape, PyTorch where PyTorch is faster; `route(x)` says
     which. `variant` forces one route (a variant name, GENERAL or EAGER), for A/B timing. Under autocast it
     computes in the autocast dtype, as eager's conv does. It trains: one C++ autograd node that saves x, not the
-    activations. By default (`backward="dw_kernel"`, float32 on CUDA) its backward is cuDNN's data gradient of
-    the 1x1 conv, one kernel for the rest but the 1x1 conv's weight gradient (kernels/dw_silu_backward.cu: the
-    activations recomputed, dx, the depthwise's gradients, the 1x1 conv's bias gradient), then cuDNN's weight
-    gradient; gradients within float32 summation order of eager's. `backward="fused"` (TF32 on, 32-128 channels)
+    activations. By default (`backward="dgrad_kernel"`, float32 on CUDA, TF32 on, an sm_90 GPU, C, C_out <= 128) its
+    backward is the 1x1 conv's data gradient and bias gradient by backward rung 10 (kernels/pw_data_grad_wgmma.cu,
+    TF32 wgmma, bit for bit cuDNN's data gradient), one kernel for the rest but the 1x1 conv's weight gradient
+    (kernels/dw_silu_backward.cu: the activations recomputed, dx, the depthwise's gradients), then cuDNN's weight
+    gradient; elsewhere `"dw_kernel"` (cuDNN's data gradient in place of rung 10); gradients within float32
+    summation order of eager's. `backward="fused"` (TF32 on, 32-128 channels)
     computes the data gradient inside that kernel on tensor cores instead (kernels/dw_silu_backward_tc.cu, measured
     slower: an A/B option). `backward="eager"` runs PyTorch's ops throughout (the activations recomputed from x).
     It is a torch.library operator (fused_jit::dwsep_conv1d), so torch.compile(fullgraph=True) and torch.export
-    take it whole.
+    take it whole; its backward is an operator too (fused_jit::dwsep_conv1d_backward), running the same kernels.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, dilation: int = 1,

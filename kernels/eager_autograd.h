@@ -11,7 +11,8 @@
 // are eager's, bit for bit, under the same TF32 switch.
 //
 // Builds that define DWSEP_BACKWARD_KERNEL (every CUDA variant and the general path) link dw_silu_backward.cu:
-// there, for float32 CUDA input, backward mode 1 (ModelNew's default) runs cuDNN's data gradient of the 1x1 conv
+// there, for float32 CUDA input, backward mode 1 (ModelNew's default where mode 6 does not run) runs cuDNN's data
+// gradient of the 1x1 conv
 // (ga, eager's call), then that kernel for dx, the activations, the depthwise's weight and bias gradients and the
 // 1x1 conv's bias gradient (rungs 3 and 4 of the backward ladder), then cuDNN's weight gradient of the 1x1 conv
 // from the kernel's activations: no separate recompute, silu_backward, depthwise backward or bias reductions. Gradients
@@ -39,8 +40,9 @@
 // Mode 6 (backward="dgrad_kernel") is mode 1 with, where allow_tf32 is on, cuDNN's data gradient is a TF32 GEMM at the
 // shape (cudnn_pw_grad_is_tf32) and backward rung 10 takes it (pw_dgrad_kernel_runs: an sm_90 GPU, an sm_90a build,
 // C, C_out <= 128, T % 4 == 0), rung 10 (pw_data_grad_wgmma.cu) for the data gradient and db_pw, so that rung 4
-// reads no gy; elsewhere mode 1. Measured no faster than mode 1 (65.18 against 64.91 us at the headline,
-// logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log).
+// reads no gy; elsewhere mode 1. ModelNew's default since 2026-12-04: with rung 10's PWDG_TMA_LATE=2 the headline's
+// backward took 61.8 against mode 1's 64.4 us (logs/2026-12-04_6f83237_op_backward_tma_late_bench_sanitize.log;
+// earlier forms no faster: 65.18 against 64.91, logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log).
 // Mode 7 (backward="streams"), where the 1x1 conv's weight gradient is wanted: mode 1's kernels on two streams, the
 // data-gradient chain beside act's recompute and cuDNN's weight gradient (streams_backward); elsewhere mode 1.
 // Measured slower than mode 1 at the headline (76.1 against 67.6 us), faster at B = 8, C 96 -> 200, T = 1001 (63.4

@@ -39,9 +39,11 @@
 // 20.7 against 25.8, and the backward 65.18 against the default's 64.91 us in one interleaved ab: no faster.
 // Alone (L2 flushed) 21.4-22.0 us against cuDNN's 14.8-14.9; PWDG_TMA_LATE=2 (dy's boxes after W_pw's fill, but each
 // warpgroup's first) 18.88 in one run; in the backward's profile 11.6 against 12.7 us, ModelNew's gradients as the
-// tree's (logs/2026-12-04_48b10f4_streams_tests_ab_timeline_bench.log): the default since 2026-12-04 (the run that
-// checks its ga against cuDNN's and its sanitizers is in docs/ladder.md).
-// Outcome: an opt-in, backward="dgrad_kernel", for A/B; ModelNew's default backward stays "dw_kernel".
+// tree's (logs/2026-12-04_48b10f4_streams_tests_ab_timeline_bench.log): this file's default since 2026-12-04.
+// With PWDG_TMA_LATE=2 (6f83237): alone 19.04 against 22.02 us with 0 (cuDNN 14.85), ga bit for bit cuDNN's at two
+// shapes, memcheck and racecheck clean; the headline's backward 61.8 against the cuDNN path's 64.4 us, the training
+// step 86.1 against 90.8 (logs/2026-12-04_6f83237_op_backward_tma_late_bench_sanitize.log).
+// Outcome: ModelNew's default backward since 2026-12-04 (backward="dgrad_kernel"); still slower alone than cuDNN's.
 #include <cuda_runtime.h>
 #include <cstdint>
 #include <stdexcept>

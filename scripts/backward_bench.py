@@ -81,12 +81,13 @@ def main() -> int:
                         f"modelnew[{k}] {host[(f'modelnew[{k}]', what)]:.0f}")
         if shape == fj.HEADLINE:  # a training step under torch.compile(fullgraph=True): eager's Model and ModelNew's
             compiled = {}
-            for label, m in (("compile", model), ("modelnew[dw_kernel] compiled", news["dw_kernel"])):
+            mine = f"modelnew[{fj.DEFAULT_BACKWARD}] compiled"
+            for label, m in (("compile", model), (mine, news[fj.DEFAULT_BACKWARD])):
                 fn = fwd_bwd(torch.compile(m, fullgraph=True))
                 compiled[label] = timer.time(fn, a.reps)
                 rows.append(fj.result_row("backward", env, f"{label} fwd+bwd", shape, "float32", compiled[label],
                                           route=route, l2_flushed=True))
-            c, n = (float(np.median(compiled[k])) for k in ("compile", "modelnew[dw_kernel] compiled"))
+            c, n = (float(np.median(compiled[k])) for k in ("compile", mine))
             print(f"  fwd+bwd  torch.compile(Model) {c:8.1f} us  torch.compile(ModelNew) {n:8.1f} us  ({c / n:.2f}x); "
                   f"eager {m_eager['eager fwd+bwd']:.1f} us", flush=True)
         if shape == fj.HEADLINE:  # where the GPU time goes: the kernels of one backward per path

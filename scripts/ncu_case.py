@@ -1,5 +1,5 @@
 """Run one variant a few times at the headline shape (for ncu). Usage: ncu ... python scripts/ncu_case.py VARIANT
-VARIANT `backward`: three backwards of ModelNew at the headline (its default backward: kernels/dw_silu_backward.cu)."""
+VARIANT `backward`: three backwards of ModelNew at the headline (its default backward: rung 10, kernels/dw_silu_backward.cu and cuDNN's weight gradient)."""
 import sys
 from pathlib import Path
 
