@@ -166,21 +166,23 @@ def test_backward_build_spec_takes_a_kernels_copy_or_knobs_and_names_both_forms_
 
 
 def test_general_kernel_knobs_are_defined_ahead_of_the_cuda_sources_in_a_build_of_their_own(monkeypatch):
-    """general_kernel(defines=...) puts each knob in the CUDA translation unit before the backward's kernels and
-    names the build apart from the default's (so an A/B never loads the other build); without knobs the name and
-    sources are the default build's. load_built is stubbed: nothing compiles."""
+    """general_kernel(defines=...) puts each knob in the CUDA translation unit before the backward's kernels, and in
+    the C++ one (the backward's host code reads knobs too), and names the build apart from the default's (so an A/B
+    never loads the other build); without knobs the name and sources are the default build's. load_built is
+    stubbed: nothing compiles."""
     from fusedkit import jit
     seen = {}
     monkeypatch.setattr(jit, "load_built", lambda name, arch, kwargs: seen.setdefault(name, kwargs) and name)
     jit._general_kernel.cache_clear()
     try:
         plain = fj.general_kernel()
-        knob = fj.general_kernel(defines={"PWDG_TMA_LATE": 2})
+        knob = fj.general_kernel(defines={"PWDG_TMA_LATE": 1})
         assert fj.general_kernel(ROOT / "kernels") == plain  # the same kernels/, however named
     finally:
         jit._general_kernel.cache_clear()
     assert plain != knob and plain.startswith("fused_general_") and knob.startswith("fused_general_")
     src = seen[knob]["cuda_sources"]
-    assert "#define PWDG_TMA_LATE 2\n" in src
-    assert src.index("#define PWDG_TMA_LATE 2") < src.index("pw_data_grad_wgmma.cu")
-    assert "PWDG_TMA_LATE 2" not in seen[plain]["cuda_sources"]
+    assert "#define PWDG_TMA_LATE 1\n" in src
+    assert src.index("#define PWDG_TMA_LATE 1") < src.index("pw_data_grad_wgmma.cu")
+    assert "#define PWDG_TMA_LATE 1\n" in seen[knob]["cpp_sources"]
+    assert "PWDG_TMA_LATE 1" not in seen[plain]["cuda_sources"] + seen[plain]["cpp_sources"]
