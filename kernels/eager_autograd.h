@@ -498,6 +498,11 @@ inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, con
 #endif
 }
 
+// Mode 6's finish on a side stream beside cuDNN's weight gradient (1), or after rung 4 on the caller's stream (0).
+#ifndef DWSEP_FINISH_BESIDE
+#define DWSEP_FINISH_BESIDE 1
+#endif
+
 // Mode 7 (backward="streams"): the backward's two independent halves on two streams. On a side stream (forked from
 // the caller's after everything queued there so far), the data-gradient chain: ga by cuDNN's data gradient, then
 // rung 4 for dx, dW_dw, db_dw and db_pw without writing act, then backward_finish.
@@ -576,7 +581,26 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
       const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, db_pw);
       const c10::optional<DwKernelGrads> d = dw_kernel_backward(r.ga, gy, x, w_dw, b_dw, dilation, padding, need[0],
                                                                 need[3], false, at::Tensor(), false);
+      // the finish (the fixed-order sums of both kernels' partials) beside cuDNN's weight gradient, on a side stream
+      // (DWSEP_FINISH_BESIDE): it needs only rung 4's and rung 10's partials, and the weight gradient runs 64 blocks
+      // at the headline, so the finish's ~2 us and its launch gap leave the critical path. Its outputs and inputs
+      // are the caller stream's allocations, used after the join only.
+#ifdef DWSEP_BACKWARD_KERNEL  // (rung 10 runs only there)
+      const bool beside = DWSEP_FINISH_BESIDE && need[3];
+      c10::optional<c10::cuda::CUDAStream> side;
+      if (beside) {
+        side = c10::cuda::getStreamFromPool(false, x.device().index());
+        c10::Event fork(c10::DeviceType::CUDA);
+        fork.record(c10::cuda::getCurrentCUDAStream());
+        fork.block(*side);
+        const c10::cuda::CUDAStreamGuard on_side(*side);
+        finish_sums(&*d, r.p, c, w_dw.size(2));
+      } else {
+        finish_sums(&*d, r.p, c, w_dw.size(2));
+      }
+#else
       finish_sums(&*d, r.p, c, w_dw.size(2));
+#endif
       if (need[0]) g[0] = d->dx;
       if (need[1]) g[1] = d->dw_dw;
       if (need[2]) g[2] = d->db_dw;
@@ -584,6 +608,13 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
         g[3] = std::get<1>(at::convolution_backward(gy, d->act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false,
                                                     {0}, 1, {false, true, false}));
       if (db_pw) g[4] = r.p.db_pw;
+#ifdef DWSEP_BACKWARD_KERNEL
+      if (beside) {
+        c10::Event join(c10::DeviceType::CUDA);
+        join.record(*side);
+        join.block(c10::cuda::getCurrentCUDAStream());
+      }
+#endif
       return g;
     }
     // mode 5: rung 9 + rung 4's gv form where both of cuDNN's 1x1-conv gradients are TF32 GEMMs (pw_kernel_runs;
