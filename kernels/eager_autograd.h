@@ -499,8 +499,12 @@ inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, con
 }
 
 // Mode 6's finish on a side stream beside cuDNN's weight gradient (1), or after rung 4 on the caller's stream (0).
+// Measured at 5ac24bd (logs/2026-12-04_5ac24bd_finish_beside_ab_bench.log): in backward_ab (interleaved) 66.69
+// against 70.80 us with 0, but in backward_bench (one mode after another) the headline's backward 67.1 us (p10-p90
+// 64.5-69.4) against 61.8 with 0 in the 6f83237 run: the two timings disagree for the two-stream form, not
+// understood; off until they agree.
 #ifndef DWSEP_FINISH_BESIDE
-#define DWSEP_FINISH_BESIDE 1
+#define DWSEP_FINISH_BESIDE 0
 #endif
 
 // Mode 7 (backward="streams"): the backward's two independent halves on two streams. On a side stream (forked from
@@ -581,10 +585,10 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
       const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, db_pw);
       const c10::optional<DwKernelGrads> d = dw_kernel_backward(r.ga, gy, x, w_dw, b_dw, dilation, padding, need[0],
                                                                 need[3], false, at::Tensor(), false);
-      // the finish (the fixed-order sums of both kernels' partials) beside cuDNN's weight gradient, on a side stream
-      // (DWSEP_FINISH_BESIDE): it needs only rung 4's and rung 10's partials, and the weight gradient runs 64 blocks
-      // at the headline, so the finish's ~2 us and its launch gap leave the critical path. Its outputs and inputs
-      // are the caller stream's allocations, used after the join only.
+      // with DWSEP_FINISH_BESIDE, the finish (the fixed-order sums of both kernels' partials) beside cuDNN's weight
+      // gradient, on a side stream: it needs only rung 4's and rung 10's partials, and the weight gradient runs 64
+      // blocks at the headline, so the finish's ~2 us and its launch gap would leave the critical path. Its outputs
+      // and inputs are the caller stream's allocations, used after the join only.
 #ifdef DWSEP_BACKWARD_KERNEL  // (rung 10 runs only there)
       const bool beside = DWSEP_FINISH_BESIDE && need[3];
       c10::optional<c10::cuda::CUDAStream> side;
