@@ -112,12 +112,14 @@ show_source("dw_silu_backward.cu", "auto group = [&](int g) {", "gv[e] = gval;",
 #
 # With gradients on, ModelNew makes one call, the route's `forward_train`: a C++ autograd node
 # (`kernels/eager_autograd.h`) whose forward is the route's kernel. Its backward (`backward="dw_kernel"`, the
-# default, float32 on CUDA): cuDNN's data gradient of the 1x1 conv (`ga`), the backward rung for everything but
-# the 1x1 conv's weight gradient, then cuDNN's weight gradient from the rung's `a`; `backward="fused"` (rung 5,
-# TF32 on, 32 to 128 channels) computes `ga` on tensor cores inside the rung instead; or eager's ops throughout
-# (`backward="eager"`, the activations recomputed first). Under `torch.compile` the operator
-# `fused_jit::dwsep_conv1d` takes its place (its backward: eager's ops). Every gradient is checked below
-# against float64 and against eager's.
+# default when this notebook's outputs were recorded, float32 on CUDA): cuDNN's data gradient of the 1x1 conv
+# (`ga`), the backward rung for everything but the 1x1 conv's weight gradient, then cuDNN's weight gradient from
+# the rung's `a`. Since 2026-12-04 the default is `backward="dgrad_kernel"`: backward rung 10 (below) in place of
+# cuDNN's data gradient where it runs, else the same. `backward="fused"` (rung 5, TF32 on, 32 to 128 channels)
+# computes `ga` on tensor cores inside the rung instead; or eager's ops throughout (`backward="eager"`, the
+# activations recomputed first). Under `torch.compile` the operator `fused_jit::dwsep_conv1d` takes its place, and
+# its backward, the operator `fused_jit::dwsep_conv1d_backward`, runs the same kernels. Every gradient is checked
+# below against float64 and against eager's.
 
 # %%
 shape = RUN_SHAPE if HAS_GPU else dict(RUN_SHAPE, B=2, T=200)
@@ -230,7 +232,8 @@ else:
 
 # %% [markdown]
 # The same rows as a picture: at the shape of this notebook, each logged run (commit) of the training step and of
-# the backward alone, eager against ModelNew's default backward, with the backward's byte floor of that run.
+# the backward alone, eager against ModelNew's `'dw_kernel'` backward (the default until 2026-12-04), with the
+# backward's byte floor of that run.
 # Runs before 0a7b7cb timed the training step without setting the gradients to None, so both paths added their
 # dx into an earlier one there; within a run, eager and ModelNew were timed alike.
 
@@ -306,4 +309,15 @@ if not bwd_rows.empty:
 # cuDNN's 11.1; leaving parts out and reading the SASS put the time in instructions, not bytes (W_pw's fill was 3294
 # SASS instructions, mostly index math; each store had a guard and a 64-bit index). Written out, 13.0 us against 10.8; the
 # backward 65.18 against the default's 64.91 (docs/results.md, "backward rung 10"): what rung 4 saves, the new GEMM
-# gives back. Before timing a kernel again, count what it issues.
+# gives back. Before timing a kernel again, count what it issues. Then the order of its requests: with each
+# warpgroup's later dy boxes requested after W_pw's fill instead of all at the start (`PWDG_TMA_LATE=2`), so the
+# fill's loads no longer queue behind ~17 MB of dy, rung 10 alone took 19.0 us against 22.0, the backward 61.8 against
+# 64.4 and the training step 86.1 against 90.8 us, 2.87x eager's 247.0 (logs/2026-12-04_6f83237_*): `'dgrad_kernel'`
+# became the default.
+#
+# What did not pay (docs/ladder.md, "Runs of 2026-12-04 (48b10f4..36b39d6)"): the backward's two independent halves on
+# two streams (`'streams'`: act recomputed and cuDNN's weight gradient beside the data-gradient chain) ran 74-76 us
+# against 64-68 at the headline, since the recompute reads x once more and both chains share DRAM; the batch in two
+# chunks, each chunk's weight gradient beside the next chunk, 93 us: cuDNN's GEMMs take 8.5-12 us for half the batch
+# against 11-13 for all of it. Concurrency pays only where the kernels leave the GPU idle, not where they share its
+# bytes.
