@@ -501,8 +501,9 @@ inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, con
 // Mode 6's finish on a side stream beside cuDNN's weight gradient (1), or after rung 4 on the caller's stream (0).
 // Measured at 5ac24bd (logs/2026-12-04_5ac24bd_finish_beside_ab_bench.log): in backward_ab (interleaved) 66.69
 // against 70.80 us with 0, but in backward_bench (one mode after another) the headline's backward 67.1 us (p10-p90
-// 64.5-69.4) against 61.8 with 0 in the 6f83237 run: the two timings disagree for the two-stream form, not
-// understood; off until they agree.
+// 64.5-69.4) against 61.8 with 0 in the 6f83237 run: the two timings disagree (docs/ladder.md: the interleaved A/B
+// reads the one-stream forms ~10 us higher than backward_bench does, the two-stream form alike), not understood; off
+// until they agree.
 #ifndef DWSEP_FINISH_BESIDE
 #define DWSEP_FINISH_BESIDE 0
 #endif
