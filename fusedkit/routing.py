@@ -223,10 +223,9 @@ def _(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant, backward=DEFAULT_BA
 
 
 def _setup_context(ctx, inputs, output):
-    x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant = inputs[:8]
+    x, w_dw, b_dw, w_pw, b_pw, dilation, padding, variant, backward = inputs  # (the schema's default bound)
     ctx.save_for_backward(x, w_dw, b_dw, w_pw, b_pw)
-    ctx.dilation, ctx.padding, ctx.variant = dilation, padding, variant
-    ctx.backward = inputs[8] if len(inputs) > 8 else DEFAULT_BACKWARD
+    ctx.dilation, ctx.padding, ctx.variant, ctx.backward = dilation, padding, variant, backward
 
 
 def eager_backward(gy, x, w_dw, b_dw, w_pw, b_pw, dilation, padding, need):

@@ -212,15 +212,22 @@ inline bool cudnn_pw_grad_is_tf32(const at::Tensor& gy, int64_t C_in, bool data_
 }
 #endif
 
+#ifdef DWSEP_BACKWARD_KERNEL
+// What every TF32 kernel of the 1x1 conv's gradients asks first: allow_tf32 on (cuDNN's GEMMs may then be TF32), CUDA
+// input, float32 gy and W_pw.
+inline bool tf32_float32_cuda(const at::Tensor& x, const at::Tensor& gy, const at::Tensor& w_pw) {
+  return at::globalContext().allowTF32CuDNN() && x.is_cuda() && gy.scalar_type() == at::kFloat &&
+         w_pw.scalar_type() == at::kFloat;
+}
+#endif
+
 // Whether rung 6 or 7 (pw_wgrad) computes the 1x1 conv's weight gradient for a backward of these inputs: float32
 // CUDA tensors under allow_tf32 where cuDNN's weight gradient is a TF32 GEMM (cudnn_pw_grad_is_tf32), pw_wgrad_fits'
 // shapes. act is not yet written when this is asked: the caching allocator's blocks are 512-byte aligned, so its
 // alignment is given.
 inline bool pw_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::Tensor& w_pw) {
 #ifdef DWSEP_BACKWARD_KERNEL
-  if (!at::globalContext().allowTF32CuDNN() || !x.is_cuda() || gy.scalar_type() != at::kFloat ||
-      w_pw.scalar_type() != at::kFloat)
-    return false;
+  if (!tf32_float32_cuda(x, gy, w_pw)) return false;
   // a contiguous gy's own alignment; else the allocator's (pw_kernel_wgrad takes a contiguous copy)
   float* const p = gy.is_contiguous() ? gy.data_ptr<float>() : x.data_ptr<float>();
   PwWgradArgs a{};
@@ -290,9 +297,7 @@ inline PwKernelPartials pw_kernel_wgrad(const at::Tensor& gy, const at::Tensor& 
 // (cudnn_pw_grad_is_tf32), pw_dgrad_tma_fits' shapes (an sm_90 GPU, an sm_90a build).
 inline bool pw_dgrad_kernel_runs(const at::Tensor& x, const at::Tensor& gy, const at::Tensor& w_pw) {
 #ifdef DWSEP_BACKWARD_KERNEL
-  if (!at::globalContext().allowTF32CuDNN() || !x.is_cuda() || gy.scalar_type() != at::kFloat ||
-      w_pw.scalar_type() != at::kFloat)
-    return false;
+  if (!tf32_float32_cuda(x, gy, w_pw)) return false;
   PwDgradArgs a{};
   a.gy = gy.is_contiguous() ? gy.data_ptr<float>() : x.data_ptr<float>();  // else a contiguous copy: the allocator's
   a.w_pw = a.gy;

@@ -52,6 +52,7 @@
 #include "wgmma_ops.cuh"    // wg_desc, wg_swz, wg_fence_regs, TMA loads, tma_map_3d
 #include "pw_wgrad_args.h"
 #include "gpu_props.h"      // gpu_compute_capability, blocks_per_sm_capped
+#include "warp_reduce.cuh"  // lanes_sum
 
 // PWDG_ABLATE (a bit mask, timing experiments only: the output is then wrong; scripts/pw_dgrad_ab.py) leaves a part
 // out: 1 ga's stores, 2 the MMA (issue and wait), 4 W_pw's fill, 8 the A fragment's rounding and db_pw's sums,
@@ -270,13 +271,7 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
   // db_pw: this thread's 32 sums are channels 8 ks + 2 t4 + h; the 8 lanes of one t4 (g = 0..7) meet by shuffles,
   // then the 4 warps and 2 warpgroups in smem, in a fixed order
 #pragma unroll
-  for (int r = 0; r < 32; ++r) {
-    float v = dbs[r];
-    v += __shfl_xor_sync(0xffffffffu, v, 4);
-    v += __shfl_xor_sync(0xffffffffu, v, 8);
-    v += __shfl_xor_sync(0xffffffffu, v, 16);
-    dbs[r] = v;
-  }
+  for (int r = 0; r < 32; ++r) dbs[r] = wred::lanes_sum<4, 16>(dbs[r]);
   if (g == 0) {
 #pragma unroll
     for (int r = 0; r < 32; ++r) red[((wg * 4 + w4) * 4 + t4) * 32 + r] = dbs[r];

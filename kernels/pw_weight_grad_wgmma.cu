@@ -51,6 +51,7 @@
 #include "dw_backward_args.h"
 #include "pw_wgrad_args.h"
 #include "gpu_props.h"      // gpu_compute_capability, blocks_per_sm_capped
+#include "warp_reduce.cuh"  // lanes_sum
 
 #ifndef PW_TMA_STAGES
 #define PW_TMA_STAGES 6  // chunks in flight or in use per block (7 is the most that fits in 227 KB)
@@ -160,10 +161,7 @@ __global__ void __launch_bounds__(kThreads, 1) pw_wgrad_tma_kernel(const __grid_
   // db_pw's partial: a row's 8 units are 8 consecutive lanes; their sums meet by fixed-order shuffles
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    float x = dbs[k];
-    x += __shfl_xor_sync(0xffffffffu, x, 1);
-    x += __shfl_xor_sync(0xffffffffu, x, 2);
-    x += __shfl_xor_sync(0xffffffffu, x, 4);
+    const float x = wred::lanes_sum<1, 4>(dbs[k]);
     const int r = tid / 8 + 32 * k;
     if (partial_b && (tid & 7) == 0 && r < C_out) partial_b[static_cast<int64_t>(r) * G + blk] = x;
   }

@@ -79,7 +79,8 @@ def main() -> int:
                       + (f"  floor {floor_us:.1f} us, modelnew {n / floor_us:.2f}x floor" if what == "bwd" else "")
                       + f"  | host us per call: eager {host[('eager', what)]:.0f}, "
                         f"modelnew[{k}] {host[(f'modelnew[{k}]', what)]:.0f}")
-        if shape == fj.HEADLINE:  # a training step under torch.compile(fullgraph=True): eager's Model and ModelNew's
+        if shape == fj.HEADLINE:
+            # a training step under torch.compile(fullgraph=True): eager's Model and ModelNew's
             compiled = {}
             mine = f"modelnew[{fj.DEFAULT_BACKWARD}] compiled"
             for label, m in (("compile", model), (mine, news[fj.DEFAULT_BACKWARD])):
@@ -90,12 +91,11 @@ def main() -> int:
             c, n = (float(np.median(compiled[k])) for k in ("compile", mine))
             print(f"  fwd+bwd  torch.compile(Model) {c:8.1f} us  torch.compile(ModelNew) {n:8.1f} us  ({c / n:.2f}x); "
                   f"eager {m_eager['eager fwd+bwd']:.1f} us", flush=True)
-        if shape == fj.HEADLINE:  # where the GPU time goes: the kernels of one backward per path
-          try:
-            for label, m in [("eager", model)] + [(f"modelnew[{k}]", v) for k, v in news.items()]:
-                print(f"  kernels of one backward, {label} (L2 warm), {fj.kernel_summary(bwd_only(m), top=8)}")
-          except Exception as err:  # the profile is a diagnostic: never lose the timed rows to it
-            print(f"  profile failed: {err!r}")
+            try:  # where the GPU time goes: the kernels of one backward per path
+                for label, m in [("eager", model)] + [(f"modelnew[{k}]", v) for k, v in news.items()]:
+                    print(f"  kernels of one backward, {label} (L2 warm), {fj.kernel_summary(bwd_only(m), top=8)}")
+            except Exception as err:  # the profile is a diagnostic: never lose the timed rows to it
+                print(f"  profile failed: {err!r}")
     fj.append_results(rows)
     t = pd.DataFrame(rows)
     with pd.option_context("display.width", 220):
