@@ -36,6 +36,8 @@
 #include <stdexcept>
 #include <string>
 #include "dw_backward_args.h"
+#include "gpu_props.h"  // gpu_compute_capability
+#include "pdl.cuh"      // griddep_wait, pdl_ready, launch_maybe_dependent
 #include "row_float4.cuh"
 #include "row_window.cuh"
 #include "warp_reduce.cuh"
@@ -54,6 +56,23 @@ inline size_t smem_bytes(int K, int halo) {
 }
 
 using wred::warp_sum;
+
+// The sum of src[0 .. n) in backward_finish's fixed order: strided by thread, then the lanes (warp_sum), then the
+// block's warps in order. Every thread of a block of kFinishThreads calls it (red: kFinishThreads / 32 floats of
+// shared memory); thread 0 gets the sum. backward_finish and rung 4's inline db_pw both sum this way, so their
+// results are the same bits.
+__device__ __forceinline__ float block_fixed_sum(const float* src, int64_t n, float* red) {
+  const int tid = threadIdx.x;
+  float s = 0.0f;
+  for (int64_t j = tid; j < n; j += kFinishThreads) s += src[j];
+  s = warp_sum(s);
+  if ((tid & 31) == 0) red[tid >> 5] = s;
+  __syncthreads();
+  float t = 0.0f;
+  if (tid == 0)
+    for (int w = 0; w < kFinishThreads / 32; ++w) t += red[w];
+  return t;
+}
 
 // This thread's share of a dy row's sum over the tile [t0, t0 + kTile) (for db_pw), loads issued before use.
 struct GyShare {
@@ -311,6 +330,9 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
   constexpr int G = S::G;
   __shared__ float4 gs4[kVecThreads * S::G4 + S::tail4];  // gv over t = t0 - lead + j
   __shared__ float red[kVecWarps * S::nsum];                // per-warp sums: K of dW_dw, db_dw, a dy row
+  __shared__ float fin[kFinishThreads / 32];                // db_pw's inline sums (a.pw_partial)
+  static_assert(kVecThreads == kFinishThreads, "db_pw's inline sums take backward_finish's block");
+  griddep_wait();  // (a.dependent) the previous kernel's writes (ga) visible; nothing global touched before
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int t0 = blockIdx.y * kTile, T = static_cast<int>(a.T);  // T_out == T on this path
   const int64_t c = blockIdx.x, b = blockIdx.z, row = b * a.C + c, n = static_cast<int64_t>(gridDim.y) * a.B;
@@ -425,7 +447,18 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
   if (tid <= K) {
     float r = 0.0f;
     for (int wi = 0; wi < kVecWarps; ++wi) r += red[wi * S::nsum + tid];
-    a.partial[(c * (K + 1) + tid) * n + tile * a.B + b] = r;
+    if (a.sums)  // inline: dW_dw (C, K) then db_dw (C), zeroed before the launch
+      atomicAdd(a.sums + (tid < K ? c * K + tid : a.C * K + c), r);
+    else
+      a.partial[(c * (K + 1) + tid) * n + tile * a.B + b] = r;
+  }
+  if (a.pw_partial) {  // db_pw's row o = this block's linear index, in backward_finish's order (a block-uniform test)
+    const int64_t o = blockIdx.x + static_cast<int64_t>(gridDim.x) * (blockIdx.y + static_cast<int64_t>(gridDim.y) *
+                                                                                        blockIdx.z);
+    if (o < a.C_out) {
+      const float t = block_fixed_sum(a.pw_partial + o * a.n_pw, a.n_pw, fin);
+      if (tid == 0) a.db_pw[o] = t;
+    }
   }
   if (gy_row && tid == kVecThreads - 1) {
     float r = 0.0f;
@@ -473,15 +506,8 @@ __global__ void __launch_bounds__(kFinishThreads) backward_finish_kernel(Backwar
   if (out < dw_outs + pw_outs) {
     const bool dw = out < dw_outs;
     const float* src = dw ? a.partial + out * a.n : a.partial_pw + (out - dw_outs) * a.n_pw;
-    const int64_t n = dw ? a.n : a.n_pw;
-    float s = 0.0f;
-    for (int64_t j = tid; j < n; j += kFinishThreads) s += src[j];
-    s = warp_sum(s);
-    if ((tid & 31) == 0) red[tid >> 5] = s;
-    __syncthreads();
+    const float t = block_fixed_sum(src, dw ? a.n : a.n_pw, red);
     if (tid != 0) return;
-    float t = 0.0f;
-    for (int w = 0; w < kFinishThreads / 32; ++w) t += red[w];
     if (!dw) {
       a.db_pw[out - dw_outs] = t;
     } else if (out % (a.K + 1) < a.K) {
@@ -520,6 +546,10 @@ bool dw_backward_vec_shape(const DwBackwardArgs& a) {
   return compiled && dwbw::vec_path(a);
 }
 
+bool dw_backward_sums_inline(const DwBackwardArgs& a) {
+  return !a.gv_in && !a.gy && dw_backward_vec_shape(a) && a.C_out <= a.C * dw_backward_tiles(a) * a.B;
+}
+
 bool dw_backward_fits(int64_t B, int64_t C, int64_t T, int64_t T_out, int K, int dilation, int padding) {
   const int64_t halo = static_cast<int64_t>(K - 1) * dilation, n = T > T_out ? T : T_out;
   // B * C: the recompute's grid
@@ -530,6 +560,8 @@ bool dw_backward_fits(int64_t B, int64_t C, int64_t T, int64_t T_out, int K, int
 void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   if (!dw_backward_fits(a.B, a.C, a.T, a.T_out, a.K, a.dilation, a.padding))
     throw std::runtime_error("dw_silu_backward: shape outside the kernel's limits (dw_backward_fits)");
+  if ((a.sums || a.pw_partial) && !dw_backward_sums_inline(a))
+    throw std::runtime_error("dw_silu_backward: inline sums outside rung 4's vector shapes (dw_backward_sums_inline)");
   const int64_t halo = static_cast<int64_t>(a.K - 1) * a.dilation, tiles = dw_backward_tiles(a);
   const dim3 grid(static_cast<unsigned>(a.C), static_cast<unsigned>(tiles), static_cast<unsigned>(a.B));
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
@@ -546,10 +578,16 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
     throw std::runtime_error("dw_silu_backward: the gv form is not compiled for this (K, dilation)");
   }
   if (dwbw::vec_path(a)) {  // a compiled (K, dilation) launches rung 4 and returns; others fall through to rung 3
-#define DWBW_VEC_LAUNCH(KK, DD)                                                          \
-  if (a.K == KK && a.dilation == DD) {                                                    \
-    dwbw::dw_silu_backward_vec_kernel<KK, DD><<<grid, dwbw::kVecThreads, 0, s>>>(a);      \
-    return;                                                                               \
+#define DWBW_VEC_LAUNCH(KK, DD)                                                                                \
+  if (a.K == KK && a.dilation == DD) {                                                                          \
+    const auto kernel = dwbw::dw_silu_backward_vec_kernel<KK, DD>;                                              \
+    const cudaError_t err = launch_maybe_dependent(kernel, grid, dim3(dwbw::kVecThreads), 0, s,                 \
+                                                   a.dependent && gpu_compute_capability() >= 90 &&             \
+                                                       pdl_ready(kernel),                                       \
+                                                   a);                                                          \
+    if (err != cudaSuccess)                                                                                     \
+      throw std::runtime_error(std::string("dw_silu_backward: launch failed: ") + cudaGetErrorString(err));    \
+    return;                                                                                                     \
   }
     DWBW_VEC_SHAPES(DWBW_VEC_LAUNCH)
 #undef DWBW_VEC_LAUNCH

@@ -316,7 +316,10 @@ struct PwDgradOut {
   at::Tensor ga;
   PwKernelPartials p;
 };
-inline PwDgradOut pw_kernel_dgrad(const at::Tensor& gy, const at::Tensor& w_pw, bool want_db) {
+// zero / n_zero: a buffer rung 10 zeroes for the next kernel's atomic sums; dependent: launched as a programmatic
+// dependent of the stream's previous kernel (pdl.cuh).
+inline PwDgradOut pw_kernel_dgrad(const at::Tensor& gy, const at::Tensor& w_pw, bool want_db, float* zero = nullptr,
+                                  int64_t n_zero = 0, bool dependent = false) {
   PwDgradOut r;
 #ifdef DWSEP_BACKWARD_KERNEL
   const at::Tensor g = gy.contiguous(), w = w_pw.reshape({w_pw.size(0), w_pw.size(1)}).contiguous();
@@ -326,6 +329,9 @@ inline PwDgradOut pw_kernel_dgrad(const at::Tensor& gy, const at::Tensor& w_pw, 
   a.B = g.size(0); a.C = w.size(1); a.C_out = g.size(1); a.T = g.size(2);
   r.ga = at::empty({a.B, a.C, a.T}, g.options());
   a.ga = r.ga.data_ptr<float>();
+  a.zero = zero;
+  a.n_zero = n_zero;
+  a.dependent = dependent;
   const int64_t G = pw_dgrad_tma_blocks(a);
   r.p.n = G;
   if (want_db) {
@@ -342,7 +348,7 @@ inline PwDgradOut pw_kernel_dgrad(const at::Tensor& gy, const at::Tensor& w_pw, 
   const cudaError_t err = cudaGetLastError();
   TORCH_CHECK(err == cudaSuccess, "pw_dgrad_tma: kernel launch failed: ", cudaGetErrorString(err));
 #else
-  (void)gy; (void)w_pw; (void)want_db;
+  (void)gy; (void)w_pw; (void)want_db; (void)zero; (void)n_zero; (void)dependent;
   TORCH_CHECK(false, "pw_dgrad_tma is not built into this extension");
 #endif
   return r;
@@ -503,6 +509,68 @@ inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, con
 #endif
 }
 
+// Mode 6 without backward_finish (DWSEP_INLINE_SUMS, on by default), where no deterministic algorithms are asked for
+// (neither torch.use_deterministic_algorithms nor torch.backends.cudnn.deterministic): rung 10 zeroes one buffer
+// holding dW_dw (C, K) and db_dw (C), rung 4 (launched as a programmatic dependent of rung 10, pdl.cuh) adds each
+// block's K + 1 sums into it with atomicAdd and sums rung 10's db_pw partials in its first C_out blocks, in
+// backward_finish's order. So one launch and its gap fewer; dW_dw and db_dw then vary in their last bits from run to
+// run (the atomics' order), within float32 summation error of the fixed order; db_pw, dx and ga are the
+// deterministic path's bits. Under either deterministic switch mode 6 keeps its fixed-order finish.
+#ifndef DWSEP_INLINE_SUMS
+#define DWSEP_INLINE_SUMS 1
+#endif
+
+inline bool deterministic_asked() {
+  const at::Context& ctx = at::globalContext();
+  return ctx.deterministicAlgorithms() || ctx.deterministicCuDNN();
+}
+
+// Rung 10 then rung 4 with inline sums (above): (dx (want_dx), dW_dw, db_dw (where b_dw is defined), act (want_act),
+// db_pw (want_db_pw)) as a DwKernelGrads; nullopt where rung 4 cannot finish the sums itself
+// (dw_backward_sums_inline) or the input is empty: the caller runs mode 6 with backward_finish.
+inline c10::optional<DwKernelGrads> dgrad_inline_backward(const at::Tensor& gy, const at::Tensor& x,
+                                                          const at::Tensor& w_dw, const at::Tensor& b_dw,
+                                                          const at::Tensor& w_pw, int64_t dilation, int64_t padding,
+                                                          bool want_dx, bool want_act, bool want_db_pw) {
+#ifdef DWSEP_BACKWARD_KERNEL
+  if (!DWSEP_INLINE_SUMS || deterministic_asked()) return c10::nullopt;
+  const c10::cuda::CUDAGuard guard(x.device());
+  const at::Tensor xc = x.contiguous(), w = w_dw.contiguous();
+  const at::Tensor bc = b_dw.defined() ? b_dw.contiguous() : at::Tensor();
+  DwBackwardArgs a = dw_args(xc, w, bc, dilation, padding);
+  a.ga = a.x;  // ga's stand-in for the shape checks: it will be the caching allocator's (aligned)
+  a.T_out = gy.size(2);
+  a.C_out = want_db_pw ? gy.size(1) : 0;  // (rung 4 reads no gy: C_out counts db_pw's rows only)
+  if (a.B * a.C * a.T == 0 || !dw_backward_sums_inline(a)) return c10::nullopt;
+  DwKernelGrads g;
+  const at::Tensor sums = at::empty({a.C * (a.K + 1)}, xc.options());  // dW_dw (C, K), then db_dw (C)
+  const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, want_db_pw, sums.data_ptr<float>(), sums.numel(), true);
+  if (want_dx) g.dx = at::empty_like(xc);
+  if (want_act) g.act = at::empty({a.B, a.C, a.T_out}, xc.options());
+  a.ga = r.ga.data_ptr<float>();
+  a.dx = want_dx ? g.dx.data_ptr<float>() : nullptr;
+  a.act = want_act ? g.act.data_ptr<float>() : nullptr;
+  a.sums = sums.data_ptr<float>();
+  if (want_db_pw) {
+    a.pw_partial = r.p.b.data_ptr<float>();
+    a.n_pw = r.p.n;
+    a.db_pw = r.p.db_pw.data_ptr<float>();
+    g.db_pw = r.p.db_pw;
+  }
+  a.dependent = true;
+  dw_silu_backward(a, c10::cuda::getCurrentCUDAStream().stream());
+  const cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "dw_silu_backward: kernel launch failed: ", cudaGetErrorString(err));
+  g.dw_dw = sums.narrow(0, 0, a.C * a.K).view(w_dw.sizes());
+  if (bc.defined()) g.db_dw = sums.narrow(0, a.C * a.K, a.C);
+  return g;
+#else
+  (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)w_pw; (void)dilation; (void)padding; (void)want_dx;
+  (void)want_act; (void)want_db_pw;
+  return c10::nullopt;
+#endif
+}
+
 // Mode 6's finish on a side stream beside cuDNN's weight gradient (1), or after rung 4 on the caller's stream (0).
 // Measured at 5ac24bd (logs/2026-12-04_5ac24bd_finish_beside_ab_bench.log): in backward_ab (interleaved) 66.69
 // against 70.80 us with 0, but in backward_bench (one mode after another) the headline's backward 67.1 us (p10-p90
@@ -588,6 +656,18 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // gradient is a TF32 GEMM and rung 10 takes the shape, then rung 4 reading no gy, one finish for both kernels'
     // partials, then cuDNN's weight gradient from rung 4's act; elsewhere mode 1
     if (mode == 6 && pw_dgrad_kernel_runs(x, gy, w_pw)) {
+      const c10::optional<DwKernelGrads> in = dgrad_inline_backward(gy, x, w_dw, b_dw, w_pw, dilation, padding, need[0],
+                                                                    need[3], db_pw);
+      if (in) {
+        if (need[0]) g[0] = in->dx;
+        if (need[1]) g[1] = in->dw_dw;
+        if (need[2]) g[2] = in->db_dw;
+        if (need[3])
+          g[3] = std::get<1>(at::convolution_backward(gy, in->act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1},
+                                                      false, {0}, 1, {false, true, false}));
+        if (db_pw) g[4] = in->db_pw;
+        return g;
+      }
       const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, db_pw);
       const c10::optional<DwKernelGrads> d = dw_kernel_backward(r.ga, gy, x, w_dw, b_dw, dilation, padding, need[0],
                                                                 need[3], false, at::Tensor(), false);

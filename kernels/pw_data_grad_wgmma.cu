@@ -52,6 +52,7 @@
 #include "wgmma_ops.cuh"    // wg_desc, wg_swz, wg_fence_regs, TMA loads, tma_map_3d
 #include "pw_wgrad_args.h"
 #include "gpu_props.h"      // gpu_compute_capability, blocks_per_sm_capped
+#include "pdl.cuh"          // griddep_wait, griddep_launch_dependents, pdl_ready, launch_maybe_dependent
 #include "warp_reduce.cuh"  // lanes_sum
 
 // PWDG_ABLATE (a bit mask, timing experiments only: the output is then wrong; scripts/pw_dgrad_ab.py) leaves a part
@@ -115,7 +116,7 @@ __device__ __forceinline__ void mma_rs(float (&d)[64], const uint32_t (&a)[4], u
 __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_constant__ CUtensorMap gmap,
                                                               const float* __restrict__ w_pw, float* __restrict__ ga,
                                                               float* __restrict__ partial_b, int B, int C, int C_out,
-                                                              int T) {
+                                                              int T, float* __restrict__ zero, int n_zero) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // built for another arch: pw_dgrad_tma_fits is false there, so this never runs
 #elif defined(__CUDA_ARCH__)
@@ -152,6 +153,12 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
+  // (launched as a dependent) the previous kernel's writes visible before any global access; the next kernel (rung
+  // 4, which waits for this whole grid in its turn) may launch now and take the SM room this block leaves
+  griddep_wait();
+  griddep_launch_dependents();
+  if (blk == 0)
+    for (int i = tid; i < n_zero; i += kThreads) zero[i] = 0.0f;
   constexpr int kEarly = PWDG_TMA_LATE == 0 ? kPerWg : PWDG_TMA_LATE == 1 ? 0 : 1;  // tiles issued before the fill
   if ((tid & 127) == 0 && !(PWDG_ABLATE & 16))
     for (int j = 0; j < nw && j < kEarly; ++j) issue(j);
@@ -303,7 +310,7 @@ bool pw_dgrad_tma_fits(const PwDgradArgs& a) {
 int64_t pw_dgrad_tma_blocks(const PwDgradArgs& a) { return blocks_per_sm_capped(a.B, a.T, pwdg::kM); }
 
 void pw_dgrad_tma(const PwDgradArgs& a, int64_t G, void* stream) {
-  if (!pw_dgrad_tma_fits(a) || !a.ga || !a.w_pw)
+  if (!pw_dgrad_tma_fits(a) || !a.ga || !a.w_pw || a.n_zero < 0 || a.n_zero > 0x7fffffff || (a.n_zero && !a.zero))
     throw std::runtime_error("pw_dgrad_tma: not built for sm_90a, no output, or shape outside its limits");
   if (G < 1) return;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(a.T), static_cast<cuuint64_t>(a.C_out),
@@ -314,13 +321,12 @@ void pw_dgrad_tma(const PwDgradArgs& a, int64_t G, void* stream) {
                                       CU_TENSOR_MAP_SWIZZLE_128B);
   cudaError_t err = cudaFuncSetAttribute(pwdg::pw_dgrad_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(pwdg::kSmem));
-  if (err == cudaSuccess) {
-    pwdg::pw_dgrad_kernel<<<static_cast<unsigned>(G), pwdg::kThreads, pwdg::kSmem,
-                            static_cast<cudaStream_t>(stream)>>>(
-        gmap, a.w_pw, a.ga, a.partial_b, static_cast<int>(a.B), static_cast<int>(a.C), static_cast<int>(a.C_out),
-        static_cast<int>(a.T));
-    err = cudaGetLastError();
-  }
+  if (err == cudaSuccess)
+    err = launch_maybe_dependent(pwdg::pw_dgrad_kernel, dim3(static_cast<unsigned>(G)), dim3(pwdg::kThreads),
+                                 pwdg::kSmem, static_cast<cudaStream_t>(stream),
+                                 a.dependent && pdl_ready(pwdg::pw_dgrad_kernel), gmap, a.w_pw, a.ga, a.partial_b,
+                                 static_cast<int>(a.B), static_cast<int>(a.C), static_cast<int>(a.C_out),
+                                 static_cast<int>(a.T), a.zero, static_cast<int>(a.n_zero));
   if (err != cudaSuccess)
     throw std::runtime_error(std::string("pw_dgrad_tma: launch failed: ") + cudaGetErrorString(err));
 }

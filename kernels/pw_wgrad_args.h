@@ -43,6 +43,12 @@ struct PwDgradArgs {
   float* ga;          // (B, C, T), contiguous, 8-byte aligned
   float* partial_b;   // (C_out, G), or nullptr (no db_pw)
   int64_t B, C, C_out, T;
+  // zero[0 .. n_zero) set to 0 by the kernel (block 0), for the next kernel's atomic sums (rung 4's inline sums)
+  float* zero = nullptr;
+  int64_t n_zero = 0;
+  // launched as a programmatic dependent of the stream's previous kernel (pdl.cuh) where the GPU and build allow;
+  // it lets the next kernel (rung 4) launch early either way
+  bool dependent = false;
 };
 // Whether rung 10 takes the args (built for sm_90a, an sm_90 GPU, T % 4 == 0, gy 16-byte aligned, 1 <= C, C_out <=
 // 128), G for them (one block per SM at most, never more than the 64-step tiles) and the launch (throws where it

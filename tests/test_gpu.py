@@ -487,6 +487,66 @@ def test_compiled_training_runs_the_backward_kernels_on_gpu(backward):
         assert a is not None and torch.equal(a, b), (name, None if a is None else fj.max_diff(a, b))
 
 
+class _deterministic_algorithms:
+    """torch.use_deterministic_algorithms(True, warn_only=True) for the block."""
+    def __enter__(self):
+        self._was = (torch.are_deterministic_algorithms_enabled(),
+                     torch.is_deterministic_algorithms_warn_only_enabled())
+        torch.use_deterministic_algorithms(True, warn_only=True)
+
+    def __exit__(self, *exc):
+        torch.use_deterministic_algorithms(self._was[0], warn_only=self._was[1])
+
+
+def _backward_kernel_names(model, x, g):
+    """The CUDA kernels one backward of sum(model(x) * g) launches."""
+    xs = x.clone().requires_grad_(True)
+    y = model(xs)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        (y * g).sum().backward()
+        torch.cuda.synchronize()
+    return {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+
+
+@pytest.mark.parametrize("shape", [fj.HEADLINE, dict(B=3, C_in=40, C_out=100, T=1000, K=3, dilation=3, bias=True),
+                                   dict(B=1, C_in=64, C_out=128, T=68, K=5, dilation=1, bias=False)],
+                         ids=["headline", "C_out_wider", "one_tile_no_bias"])
+def test_inline_sums_match_the_fixed_order_finish_on_gpu(shape):
+    """backward="dgrad_kernel" without backward_finish (eager_autograd.h, dgrad_inline_backward: rung 10 zeroes dW_dw
+    and db_dw, rung 4 adds its sums with atomicAdd and sums db_pw's partials itself) where no deterministic algorithms
+    are asked for: no finish kernel in the profile, and under either switch (cudnn.deterministic,
+    torch.use_deterministic_algorithms) the finish is back. Into NaN-poisoned memory, three calls: dx and db_pw bit for
+    bit the fixed-order path's, dW_dw and db_dw within float32 summation error of it (the atomics' order)."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("backward rung 10 runs on sm_90 GPUs only")
+    model, x = fj.make_case(shape, torch.float32, "cuda", seed=17)
+    new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"],
+                      backward="dgrad_kernel").cuda()
+    new.load_state_dict(model.state_dict())
+    g = torch.randn_like(model(x))
+    with _quiet():
+        if not any("pw_dgrad" in n for n in _backward_kernel_names(new, x, g)):
+            assert shape is not fj.HEADLINE, "rung 10 must run at the headline"
+            pytest.skip("cuDNN's data gradient is not a TF32 GEMM at this shape: mode 6 runs mode 1 there")
+        assert not any("backward_finish" in n for n in _backward_kernel_names(new, x, g))
+        for switch in (_deterministic_cudnn, _deterministic_algorithms):
+            with switch():
+                assert any("backward_finish" in n for n in _backward_kernel_names(new, x, g)), switch.__name__
+        with _deterministic_cudnn():
+            want = fj.gradients(new, x, g)
+        names = ["x", "w_dw", "b_dw", "w_pw", "b_pw"] if shape["bias"] else ["x", "w_dw", "w_pw"]
+        for _ in range(3):
+            _poison_allocator(shape["C_in"] * (shape["K"] + 1), shape["C_in"] * shape["K"], x.numel())
+            got = fj.gradients(new, x, g)
+            for name, a, b in zip(names, got, want):
+                assert torch.isfinite(a).all(), name
+                if name in ("x", "b_pw"):
+                    assert torch.equal(a, b), (name, fj.max_diff(a, b))
+                else:  # the atomics' order (dW_dw, db_dw); cuDNN's non-deterministic weight gradient (w_pw)
+                    assert fj.max_diff(a, b) <= 1e-5 * float(b.abs().max()), (name, fj.max_diff(a, b))
+
+
 def test_operator_under_compile_cuda_graphs_and_autocast():
     """torch.compile(fullgraph=True) of a model holding ModelNew, a CUDA graph capture + replay, and autocast to
     bfloat16 (eager's conv returns bfloat16 there; so does ModelNew)."""

@@ -1,0 +1,53 @@
+// pdl.cuh: programmatic dependent launch (Hopper). A kernel launched by launch_maybe_dependent with `dependent` set may
+// start while the kernel before it in the stream is still running or draining: its blocks get to the SMs the earlier
+// grid frees, and the launch's own latency overlaps the earlier grid's tail. Such a kernel must call griddep_wait()
+// before it touches global memory, reads and writes alike (the caching allocator may hand it memory the earlier
+// kernel still reads); griddep_wait returns once the earlier grid has completed and its writes are visible. A kernel
+// calls griddep_launch_dependents() to let the next (dependent) launch start before it completes.
+// Without the launch attribute (other GPUs, or the caller's choice) both instructions are no-ops.
+#pragma once
+#include <cuda_runtime.h>
+#include <utility>
+
+__device__ __forceinline__ void griddep_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void griddep_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+// Whether `kernel`'s loaded binary was compiled for sm_90 or newer from PTX of sm_90 or newer, i.e. holds its
+// griddep_wait: only then may it be launched as a dependent (a build for an older arch, JIT-compiled on Hopper, has
+// no wait and would race the kernel before it).
+template <typename Kernel>
+inline bool pdl_ready(Kernel kernel) {
+  cudaFuncAttributes f{};
+  if (cudaFuncGetAttributes(&f, reinterpret_cast<const void*>(kernel)) != cudaSuccess) {
+    cudaGetLastError();  // clear the error: the caller launches without the attribute
+    return false;
+  }
+  return f.binaryVersion >= 90 && f.ptxVersion >= 90;
+}
+
+// <<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the stream's previous kernel where
+// `dependent` (the caller has checked pdl_ready). Returns the launch's error.
+template <typename... Params, typename... Args>
+inline cudaError_t launch_maybe_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                                          cudaStream_t stream, bool dependent, Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = dependent ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
