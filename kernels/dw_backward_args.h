@@ -41,11 +41,12 @@ struct DwBackwardArgs {
   int K, dilation, padding;
   bool gv_in = false;  // rung 4's gv form (after rung 9): ga holds gv = dL/dv, no SiLU terms; act, gy nullptr
   // The sums finished in rung 4 itself (backward="dgrad_kernel" where no deterministic algorithms are asked for; see
-  // dw_backward_sums_inline): where `sums` is set, each block adds its K + 1 sums with atomicAdd into sums, laid out
-  // as dW_dw (C, K) then db_dw (C) and zeroed before the launch (rung 10 zeroes it), instead of writing `partial`;
-  // the order of the additions varies from run to run. Where `pw_partial` is set, the blocks of linear index o <
-  // C_out sum its row o (n_pw partials of db_pw, rung 10's) into db_pw[o] in backward_finish's fixed order.
-  float* sums = nullptr;
+  // dw_backward_sums_inline): where `sums_w` is set, each block adds its K + 1 sums with atomicAdd into sums_w (dW_dw,
+  // (C, K)) and sums_b (db_dw, (C); nullptr: no bias), zeroed before the launch (rung 10 zeroes them), instead of
+  // writing `partial`; the order of the additions varies from run to run. Where `pw_partial` is set, the blocks of
+  // linear index o < C_out sum its row o (n_pw partials of db_pw, rung 10's) into db_pw[o] in backward_finish's order.
+  float* sums_w = nullptr;
+  float* sums_b = nullptr;
   const float* pw_partial = nullptr;  // (C_out, n_pw)
   int64_t n_pw = 0;
   float* db_pw = nullptr;             // (C_out)
@@ -63,7 +64,7 @@ int64_t dw_backward_tiles(const DwBackwardArgs& a);
 // Whether rung 4's vector path takes these args: 'same' padding of an even span (T_out == T), T % 4 == 0, 16-byte
 // aligned tensors, a compiled (K, dilation) pair.
 bool dw_backward_vec_shape(const DwBackwardArgs& a);
-// Whether rung 4 finishes the sums itself for these args (a.sums, a.pw_partial): its vector shapes (not the gv form),
+// Whether rung 4 finishes the sums itself for these args (a.sums_w, a.pw_partial): its vector shapes (not the gv form),
 // no gy (db_pw comes from a.pw_partial), and at least C_out blocks (C * tiles * B) for db_pw's rows.
 bool dw_backward_sums_inline(const DwBackwardArgs& a);
 // Whether rung 5 (dw_silu_backward_tc) takes these args: rung 4's vector shapes with kTcMinC <= C, C_out <= 128,

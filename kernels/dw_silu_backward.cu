@@ -447,9 +447,10 @@ __global__ void __launch_bounds__(kVecThreads, VecShape<K, D>::halo > 16 ? 4 : 6
   if (tid <= K) {
     float r = 0.0f;
     for (int wi = 0; wi < kVecWarps; ++wi) r += red[wi * S::nsum + tid];
-    if (a.sums)  // inline: dW_dw (C, K) then db_dw (C), zeroed before the launch
-      atomicAdd(a.sums + (tid < K ? c * K + tid : a.C * K + c), r);
-    else
+    if (a.sums_w) {  // inline: into dW_dw and db_dw, zeroed before the launch
+      if (tid < K) atomicAdd(a.sums_w + c * K + tid, r);
+      else if (a.sums_b) atomicAdd(a.sums_b + c, r);
+    } else
       a.partial[(c * (K + 1) + tid) * n + tile * a.B + b] = r;
   }
   if (a.pw_partial) {  // db_pw's row o = this block's linear index, in backward_finish's order (a block-uniform test)
@@ -560,7 +561,7 @@ bool dw_backward_fits(int64_t B, int64_t C, int64_t T, int64_t T_out, int K, int
 void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   if (!dw_backward_fits(a.B, a.C, a.T, a.T_out, a.K, a.dilation, a.padding))
     throw std::runtime_error("dw_silu_backward: shape outside the kernel's limits (dw_backward_fits)");
-  if ((a.sums || a.pw_partial) && !dw_backward_sums_inline(a))
+  if ((a.sums_w || a.pw_partial) && !dw_backward_sums_inline(a))
     throw std::runtime_error("dw_silu_backward: inline sums outside rung 4's vector shapes (dw_backward_sums_inline)");
   const int64_t halo = static_cast<int64_t>(a.K - 1) * a.dilation, tiles = dw_backward_tiles(a);
   const dim3 grid(static_cast<unsigned>(a.C), static_cast<unsigned>(tiles), static_cast<unsigned>(a.B));

@@ -316,10 +316,10 @@ struct PwDgradOut {
   at::Tensor ga;
   PwKernelPartials p;
 };
-// zero / n_zero: a buffer rung 10 zeroes for the next kernel's atomic sums; dependent: launched as a programmatic
-// dependent of the stream's previous kernel (pdl.cuh).
-inline PwDgradOut pw_kernel_dgrad(const at::Tensor& gy, const at::Tensor& w_pw, bool want_db, float* zero = nullptr,
-                                  int64_t n_zero = 0, bool dependent = false) {
+// zero: buffers rung 10 zeroes for the next kernel's atomic sums (undefined: none); dependent: launched as a
+// programmatic dependent of the stream's previous kernel (pdl.cuh).
+inline PwDgradOut pw_kernel_dgrad(const at::Tensor& gy, const at::Tensor& w_pw, bool want_db,
+                                  std::array<at::Tensor, 2> zero = {}, bool dependent = false) {
   PwDgradOut r;
 #ifdef DWSEP_BACKWARD_KERNEL
   const at::Tensor g = gy.contiguous(), w = w_pw.reshape({w_pw.size(0), w_pw.size(1)}).contiguous();
@@ -329,8 +329,8 @@ inline PwDgradOut pw_kernel_dgrad(const at::Tensor& gy, const at::Tensor& w_pw, 
   a.B = g.size(0); a.C = w.size(1); a.C_out = g.size(1); a.T = g.size(2);
   r.ga = at::empty({a.B, a.C, a.T}, g.options());
   a.ga = r.ga.data_ptr<float>();
-  a.zero = zero;
-  a.n_zero = n_zero;
+  if (zero[0].defined()) { a.zero0 = zero[0].data_ptr<float>(); a.n0 = zero[0].numel(); }
+  if (zero[1].defined()) { a.zero1 = zero[1].data_ptr<float>(); a.n1 = zero[1].numel(); }
   a.dependent = dependent;
   const int64_t G = pw_dgrad_tma_blocks(a);
   r.p.n = G;
@@ -348,7 +348,7 @@ inline PwDgradOut pw_kernel_dgrad(const at::Tensor& gy, const at::Tensor& w_pw, 
   const cudaError_t err = cudaGetLastError();
   TORCH_CHECK(err == cudaSuccess, "pw_dgrad_tma: kernel launch failed: ", cudaGetErrorString(err));
 #else
-  (void)gy; (void)w_pw; (void)want_db; (void)zero; (void)n_zero; (void)dependent;
+  (void)gy; (void)w_pw; (void)want_db; (void)zero; (void)dependent;
   TORCH_CHECK(false, "pw_dgrad_tma is not built into this extension");
 #endif
   return r;
@@ -510,8 +510,8 @@ inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, con
 }
 
 // Mode 6 without backward_finish (DWSEP_INLINE_SUMS, on by default), where no deterministic algorithms are asked for
-// (neither torch.use_deterministic_algorithms nor torch.backends.cudnn.deterministic): rung 10 zeroes one buffer
-// holding dW_dw (C, K) and db_dw (C), rung 4 (launched as a programmatic dependent of rung 10, pdl.cuh) adds each
+// (neither torch.use_deterministic_algorithms nor torch.backends.cudnn.deterministic): rung 10 zeroes dW_dw
+// (C, 1, K) and db_dw (C), rung 4 (launched as a programmatic dependent of rung 10, pdl.cuh) adds each
 // block's K + 1 sums into it with atomicAdd and sums rung 10's db_pw partials in its first C_out blocks, in
 // backward_finish's order. So one launch and its gap fewer; dW_dw and db_dw then vary in their last bits from run to
 // run (the atomics' order), within float32 summation error of the fixed order; db_pw, dx and ga are the
@@ -543,14 +543,16 @@ inline c10::optional<DwKernelGrads> dgrad_inline_backward(const at::Tensor& gy, 
   a.C_out = want_db_pw ? gy.size(1) : 0;  // (rung 4 reads no gy: C_out counts db_pw's rows only)
   if (a.B * a.C * a.T == 0 || !dw_backward_sums_inline(a)) return c10::nullopt;
   DwKernelGrads g;
-  const at::Tensor sums = at::empty({a.C * (a.K + 1)}, xc.options());  // dW_dw (C, K), then db_dw (C)
-  const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, want_db_pw, sums.data_ptr<float>(), sums.numel(), true);
+  g.dw_dw = at::empty(w_dw.sizes(), xc.options());
+  if (bc.defined()) g.db_dw = at::empty({a.C}, xc.options());
+  const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, want_db_pw, {g.dw_dw, g.db_dw}, true);
   if (want_dx) g.dx = at::empty_like(xc);
   if (want_act) g.act = at::empty({a.B, a.C, a.T_out}, xc.options());
   a.ga = r.ga.data_ptr<float>();
   a.dx = want_dx ? g.dx.data_ptr<float>() : nullptr;
   a.act = want_act ? g.act.data_ptr<float>() : nullptr;
-  a.sums = sums.data_ptr<float>();
+  a.sums_w = g.dw_dw.data_ptr<float>();
+  a.sums_b = bc.defined() ? g.db_dw.data_ptr<float>() : nullptr;
   if (want_db_pw) {
     a.pw_partial = r.p.b.data_ptr<float>();
     a.n_pw = r.p.n;
@@ -561,8 +563,6 @@ inline c10::optional<DwKernelGrads> dgrad_inline_backward(const at::Tensor& gy, 
   dw_silu_backward(a, c10::cuda::getCurrentCUDAStream().stream());
   const cudaError_t err = cudaGetLastError();
   TORCH_CHECK(err == cudaSuccess, "dw_silu_backward: kernel launch failed: ", cudaGetErrorString(err));
-  g.dw_dw = sums.narrow(0, 0, a.C * a.K).view(w_dw.sizes());
-  if (bc.defined()) g.db_dw = sums.narrow(0, a.C * a.K, a.C);
   return g;
 #else
   (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)w_pw; (void)dilation; (void)padding; (void)want_dx;

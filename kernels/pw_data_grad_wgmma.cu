@@ -116,7 +116,8 @@ __device__ __forceinline__ void mma_rs(float (&d)[64], const uint32_t (&a)[4], u
 __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_constant__ CUtensorMap gmap,
                                                               const float* __restrict__ w_pw, float* __restrict__ ga,
                                                               float* __restrict__ partial_b, int B, int C, int C_out,
-                                                              int T, float* __restrict__ zero, int n_zero) {
+                                                              int T, float* __restrict__ zero0, int n0,
+                                                              float* __restrict__ zero1, int n1) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // built for another arch: pw_dgrad_tma_fits is false there, so this never runs
 #elif defined(__CUDA_ARCH__)
@@ -157,8 +158,10 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
   // 4, which waits for this whole grid in its turn) may launch now and take the SM room this block leaves
   griddep_wait();
   griddep_launch_dependents();
-  if (blk == 0)
-    for (int i = tid; i < n_zero; i += kThreads) zero[i] = 0.0f;
+  if (blk == 0) {
+    for (int i = tid; i < n0; i += kThreads) zero0[i] = 0.0f;
+    for (int i = tid; i < n1; i += kThreads) zero1[i] = 0.0f;
+  }
   constexpr int kEarly = PWDG_TMA_LATE == 0 ? kPerWg : PWDG_TMA_LATE == 1 ? 0 : 1;  // tiles issued before the fill
   if ((tid & 127) == 0 && !(PWDG_ABLATE & 16))
     for (int j = 0; j < nw && j < kEarly; ++j) issue(j);
@@ -310,7 +313,8 @@ bool pw_dgrad_tma_fits(const PwDgradArgs& a) {
 int64_t pw_dgrad_tma_blocks(const PwDgradArgs& a) { return blocks_per_sm_capped(a.B, a.T, pwdg::kM); }
 
 void pw_dgrad_tma(const PwDgradArgs& a, int64_t G, void* stream) {
-  if (!pw_dgrad_tma_fits(a) || !a.ga || !a.w_pw || a.n_zero < 0 || a.n_zero > 0x7fffffff || (a.n_zero && !a.zero))
+  auto bad_zero = [](const float* p, int64_t n) { return n < 0 || n > 0x7fffffff || (n && !p); };
+  if (!pw_dgrad_tma_fits(a) || !a.ga || !a.w_pw || bad_zero(a.zero0, a.n0) || bad_zero(a.zero1, a.n1))
     throw std::runtime_error("pw_dgrad_tma: not built for sm_90a, no output, or shape outside its limits");
   if (G < 1) return;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(a.T), static_cast<cuuint64_t>(a.C_out),
@@ -326,7 +330,8 @@ void pw_dgrad_tma(const PwDgradArgs& a, int64_t G, void* stream) {
                                  pwdg::kSmem, static_cast<cudaStream_t>(stream),
                                  a.dependent && pdl_ready(pwdg::pw_dgrad_kernel), gmap, a.w_pw, a.ga, a.partial_b,
                                  static_cast<int>(a.B), static_cast<int>(a.C), static_cast<int>(a.C_out),
-                                 static_cast<int>(a.T), a.zero, static_cast<int>(a.n_zero));
+                                 static_cast<int>(a.T), a.zero0, static_cast<int>(a.n0), a.zero1,
+                                 static_cast<int>(a.n1));
   if (err != cudaSuccess)
     throw std::runtime_error(std::string("pw_dgrad_tma: launch failed: ") + cudaGetErrorString(err));
 }

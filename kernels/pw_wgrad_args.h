@@ -43,9 +43,11 @@ struct PwDgradArgs {
   float* ga;          // (B, C, T), contiguous, 8-byte aligned
   float* partial_b;   // (C_out, G), or nullptr (no db_pw)
   int64_t B, C, C_out, T;
-  // zero[0 .. n_zero) set to 0 by the kernel (block 0), for the next kernel's atomic sums (rung 4's inline sums)
-  float* zero = nullptr;
-  int64_t n_zero = 0;
+  // zero0[0 .. n0) and zero1[0 .. n1) set to 0 by the kernel (block 0), for the next kernel's atomic sums (rung 4's
+  // inline sums: dW_dw and db_dw); nullptr: none
+  float* zero0 = nullptr;
+  float* zero1 = nullptr;
+  int64_t n0 = 0, n1 = 0;
   // launched as a programmatic dependent of the stream's previous kernel (pdl.cuh) where the GPU and build allow;
   // it lets the next kernel (rung 4) launch early either way
   bool dependent = false;

@@ -537,14 +537,16 @@ def test_inline_sums_match_the_fixed_order_finish_on_gpu(shape):
             want = fj.gradients(new, x, g)
         names = ["x", "w_dw", "b_dw", "w_pw", "b_pw"] if shape["bias"] else ["x", "w_dw", "w_pw"]
         for _ in range(3):
-            _poison_allocator(shape["C_in"] * (shape["K"] + 1), shape["C_in"] * shape["K"], x.numel())
+            _poison_allocator(shape["C_in"] * shape["K"], shape["C_in"], x.numel())
             got = fj.gradients(new, x, g)
             for name, a, b in zip(names, got, want):
                 assert torch.isfinite(a).all(), name
                 if name in ("x", "b_pw"):
                     assert torch.equal(a, b), (name, fj.max_diff(a, b))
-                else:  # the atomics' order (dW_dw, db_dw); cuDNN's non-deterministic weight gradient (w_pw)
+                elif name != "w_pw":  # the atomics' order (dW_dw, db_dw)
                     assert fj.max_diff(a, b) <= 1e-5 * float(b.abs().max()), (name, fj.max_diff(a, b))
+                # w_pw is cuDNN's in both: its deterministic algorithm may be a float32 GEMM where the default is
+                # TF32 (7e-4 apart at C 40 -> 100 in the b22c218 run); the other backward tests check it
 
 
 def test_operator_under_compile_cuda_graphs_and_autocast():
