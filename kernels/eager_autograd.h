@@ -519,6 +519,11 @@ inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, con
 #ifndef DWSEP_INLINE_SUMS
 #define DWSEP_INLINE_SUMS 1
 #endif
+// DWSEP_PDL_RUNG10: 1 launches rung 10 as a programmatic dependent of the stream's previous kernel too (the forward's,
+// in a training step), 0 as a plain launch (rung 4 is rung 10's dependent either way)
+#ifndef DWSEP_PDL_RUNG10
+#define DWSEP_PDL_RUNG10 1
+#endif
 
 inline bool deterministic_asked() {
   const at::Context& ctx = at::globalContext();
@@ -545,7 +550,7 @@ inline c10::optional<DwKernelGrads> dgrad_inline_backward(const at::Tensor& gy, 
   DwKernelGrads g;
   g.dw_dw = at::empty(w_dw.sizes(), xc.options());
   if (bc.defined()) g.db_dw = at::empty({a.C}, xc.options());
-  const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, want_db_pw, {g.dw_dw, g.db_dw}, true);
+  const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, want_db_pw, {g.dw_dw, g.db_dw}, DWSEP_PDL_RUNG10 != 0);
   if (want_dx) g.dx = at::empty_like(xc);
   if (want_act) g.act = at::empty({a.B, a.C, a.T_out}, xc.options());
   a.ga = r.ga.data_ptr<float>();

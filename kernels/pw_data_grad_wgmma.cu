@@ -67,6 +67,11 @@
 #ifndef PWDG_TMA_LATE
 #define PWDG_TMA_LATE 2
 #endif
+// PWDG_EARLY_TRIGGER: 1 lets the next kernel (rung 4, launched as a programmatic dependent) launch once every block has
+// started (griddepcontrol.launch_dependents), 0 only as the blocks exit
+#ifndef PWDG_EARLY_TRIGGER
+#define PWDG_EARLY_TRIGGER 1
+#endif
 #ifndef PWDG_STAGES
 #define PWDG_STAGES 4  // dy tiles in flight or in use per block, half per warpgroup (4 is the most that fits)
 #endif
@@ -157,7 +162,7 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
   // (launched as a dependent) the previous kernel's writes visible before any global access; the next kernel (rung
   // 4, which waits for this whole grid in its turn) may launch now and take the SM room this block leaves
   griddep_wait();
-  griddep_launch_dependents();
+  if (PWDG_EARLY_TRIGGER) griddep_launch_dependents();
   if (blk == 0) {
     for (int i = tid; i < n0; i += kThreads) zero0[i] = 0.0f;
     for (int i = tid; i < n1; i += kThreads) zero1[i] = 0.0f;

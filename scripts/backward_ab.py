@@ -5,9 +5,10 @@ knobs (LABEL:NAME=VALUE,...: "late:PWDG_TMA_LATE=2"), and from the working tree,
 (torch.autograd.grad of forward_train's output in each --mode: 1 the backward kernel between cuDNN's two GEMMs, 3
 rungs 4 + 7, 4 rung 8, 5 rung 9 + rung 4's gv form, 6 rung 10 + rung 4; default 1) timed in turn with bench's timer
 (CUDA events, L2 flushed, the training spin; interleaved, each primed), at the headline and one more shape.
-Gradients checked against eager's first. Rows go to the results log (kind 'backward_ab'); the printed table is the
-run's record.
-    python scripts/backward_ab.py [--reps 100] [--mode 1 ...] [LABEL=KERNELS_DIR | LABEL:NAME=VALUE,...] ..."""
+Gradients checked against eager's first. With --with-forward each call is forward_train and its backward (a
+training step's GPU work). Rows go to the results log (kind 'backward_ab', or 'fwd_bwd_ab'); the printed table is
+the run's record.
+    python scripts/backward_ab.py [--reps 100] [--mode 1 ...] [--with-forward] [LABEL=KERNELS_DIR | LABEL:NAME=VALUE,...]"""
 import argparse
 import sys
 from pathlib import Path
@@ -30,6 +31,8 @@ def main() -> int:
                         "L2 warm)")
     p.add_argument("--mode", type=int, action="append", choices=sorted(set(fj.config.BACKWARDS.values()) - {0}),
                    help="backward mode(s) to time (fusedkit.config.BACKWARDS; default 1)")
+    p.add_argument("--with-forward", action="store_true",
+                   help="time forward_train + the backward (a training step's GPU work) instead of the backward alone")
     a = p.parse_args()
     modes = a.mode or [1]
     try:
@@ -56,12 +59,17 @@ def main() -> int:
             if worst > 1e-4:
                 print(f"{label}: gradients off: not timed")
                 return 1
-            fns.append(lambda y=y: torch.autograd.grad(y, [xs, *params], gy, retain_graph=True))
+            if a.with_forward:
+                fns.append(lambda ext=ext, mode=mode: torch.autograd.grad(ext.forward_train(xs, *args, mode),
+                                                                          [xs, *params], gy))
+            else:
+                fns.append(lambda y=y: torch.autograd.grad(y, [xs, *params], gy, retain_graph=True))
         if a.profile and shape == fj.HEADLINE:
             for label, fn in zip(labels, fns):
                 print(f"  kernels of one backward, {label} (L2 warm), {fj.kernel_summary(fn, width=40)}")
         t = timer.time_interleaved(fns, a.reps)
-        rows += fj.interleaved_rows("backward_ab", env, [f"backward[{k}]" for k in labels], labels, shape, t)
+        kind, what = ("fwd_bwd_ab", "fwd+bwd") if a.with_forward else ("backward_ab", "backward")
+        rows += fj.interleaved_rows(kind, env, [f"{what}[{k}]" for k in labels], labels, shape, t)
     fj.append_results(rows)
     return 0
 
