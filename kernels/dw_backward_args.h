@@ -6,7 +6,9 @@
 //   dW_dw[c,k]= sum_{b,t} gv[t] * x[t - padding + k * dilation],   db_dw[c] = sum_{b,t} gv[t]
 // and, for the 1x1 conv's bias, db_pw[o] = sum_{b,t} gy[b, o, t]. The reductions are written as per-block partial
 // sums, partial[(c * (K + 1) + k) * n + tile * B + b] (k = K: the bias; n = tiles * B) and
-// partial_pw[o * n + tile * B + b], which dw_backward_finish sums in a fixed order: deterministic, no atomics.
+// partial_pw[o * n + tile * B + b], which dw_backward_finish sums in a fixed order: deterministic, no atomics (rung 4's
+// inline sums, below, instead add them into the gradients with atomics: backward="dgrad_kernel" without a
+// deterministic switch).
 // Rung 5 (dw_silu_backward_tc.cu) takes w_pw instead of ga and computes ga = W_pw^T gy itself, per 64-step tile on
 // TF32 tensor cores; its partials have the same layout over its own tiles. Rung 8 (dw_silu_wgrad_wgmma.cu) takes
 // ga and gy, writes no act and computes the 1x1 conv's weight gradient as well; its partials are per block.

@@ -278,6 +278,12 @@ __global__ void __launch_bounds__(kThreads, 6) dw_silu_backward_kernel(DwBackwar
 // the copy rate. Each form, its prediction and its measurement: docs/ladder.md ("backward rung 4").
 // Limits: compile-time (K, dilation) pairs in DWBW_VEC_SHAPES, T % 4 == 0, 16-byte aligned tensors, float32;
 // other shapes take rung 3's kernel above.
+// Inline sums (backward="dgrad_kernel" where no deterministic algorithms are asked for: eager_autograd.h,
+// dgrad_inline_backward): the block's K + 1 sums go into dW_dw and db_dw by atomicAdd (rung 10 zeroed them) and the
+// first C_out blocks sum rung 10's db_pw partials in backward_finish's order (block_fixed_sum), so backward_finish is
+// not launched; the kernel is then a programmatic dependent of rung 10 (griddep_wait first: pdl.cuh). Only dW_dw and
+// db_dw change bits from run to run (the atomics' order). Measured: the headline's backward 58.11 against 62.26 us
+// with the finish (interleaved; logs/2026-12-04_d3d6ebb_inline_sums_ab_timeline_bench_train.log).
 // 128 threads per block, one group of kVecSteps steps each: rung 3's 1024-step tiles (and its partials' layout)
 constexpr int kVecSteps = 8, kVecThreads = kTile / kVecSteps, kVecWarps = kVecThreads / 32;
 static_assert(kVecThreads * kVecSteps == kTile && kVecThreads % 32 == 0, "one group of steps per thread");

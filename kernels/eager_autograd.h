@@ -43,6 +43,9 @@
 // reads no gy; elsewhere mode 1. ModelNew's default since 2026-12-04: with rung 10's PWDG_TMA_LATE=2 the headline's
 // backward took 61.8 against mode 1's 64.4 us (logs/2026-12-04_6f83237_op_backward_tma_late_bench_sanitize.log;
 // earlier forms no faster: 65.18 against 64.91, logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log).
+// Where no deterministic algorithms are asked for, without backward_finish (dgrad_inline_backward, below): 58.4-58.5
+// against mode 1's 64.5-64.9 us (logs/2026-12-04_d3d6ebb_inline_sums_ab_timeline_bench_train.log,
+// 2026-12-04_c7bcfea_inline_sums_fwd_bwd_ab_bench.log).
 // Mode 7 (backward="streams"), where the 1x1 conv's weight gradient is wanted: mode 1's kernels on two streams, the
 // data-gradient chain beside act's recompute and cuDNN's weight gradient (streams_backward); elsewhere mode 1.
 // Measured slower than mode 1 at the headline (76.1 against 67.6 us), faster at B = 8, C 96 -> 200, T = 1001 (63.4
@@ -659,7 +662,8 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     if (mode == 7 && need[3]) return streams_backward(gy, x, w_dw, b_dw, w_pw, db_pw, dilation, padding, need);
     // mode 6: backward rung 10 (pw_data_grad_wgmma.cu: ga = W_pw^T gy and db_pw's partials) where cuDNN's data
     // gradient is a TF32 GEMM and rung 10 takes the shape, then rung 4 reading no gy, one finish for both kernels'
-    // partials, then cuDNN's weight gradient from rung 4's act; elsewhere mode 1
+    // partials (none where dgrad_inline_backward runs: rung 4 finishes them), then cuDNN's weight gradient from rung
+    // 4's act; elsewhere mode 1
     if (mode == 6 && pw_dgrad_kernel_runs(x, gy, w_pw)) {
       const c10::optional<DwKernelGrads> in = dgrad_inline_backward(gy, x, w_dw, b_dw, w_pw, dilation, padding, need[0],
                                                                     need[3], db_pw);

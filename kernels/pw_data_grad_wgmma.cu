@@ -27,7 +27,10 @@
 // Numerics: TF32 operands rounded to nearest even, fp32 accumulation on the tensor cores over C_out: within TF32
 // summation order of cuDNN's data gradient (the caller runs it only where cuDNN's is a TF32 GEMM:
 // cudnn_pw_grad_is_tf32). db_pw from the unrounded dy, fixed-order sums (per thread over its tiles, then lanes, warps
-// and warpgroups, then backward_finish over the blocks): deterministic, no atomics.
+// and warpgroups, then backward_finish over the blocks, or rung 4's first C_out blocks in the same order): deterministic,
+// no atomics. For rung 4's inline sums block 0 also zeroes dW_dw and db_dw (a.zero0, a.zero1); launched as a
+// programmatic dependent of the previous kernel there (griddep_wait before any global access: pdl.cuh), and it lets
+// rung 4 launch early (PWDG_EARLY_TRIGGER).
 // Limits: an sm_90 GPU and a build for sm_90a; float32; T % 4 == 0 and dy 16-byte aligned (TMA rows); 1 <= C, C_out
 // <= 128; B * ceil(T / 64) < 2^31.
 // Measured (H200; docs/ladder.md, "backward rung 10"): correct at every shape tested (ga equal to cuDNN's TF32 data
@@ -68,7 +71,9 @@
 #define PWDG_TMA_LATE 2
 #endif
 // PWDG_EARLY_TRIGGER: 1 lets the next kernel (rung 4, launched as a programmatic dependent) launch once every block has
-// started (griddepcontrol.launch_dependents), 0 only as the blocks exit
+// started (griddepcontrol.launch_dependents), 0 only as the blocks exit. Measured in a training step's A/B (forward_train
+// of the general path + the backward, logs/2026-12-04_c7bcfea_inline_sums_fwd_bwd_ab_bench.log): 0 101.73 against 1
+// 106.56 us at the headline; the backward alone with 0 untimed. 1 stays until it is.
 #ifndef PWDG_EARLY_TRIGGER
 #define PWDG_EARLY_TRIGGER 1
 #endif
