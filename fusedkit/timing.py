@@ -236,6 +236,18 @@ def cudnn_tf32(enabled: bool):
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = old
 
 
+@contextlib.contextmanager
+def deterministic_algorithms(enabled: bool = True):
+    """torch.use_deterministic_algorithms(enabled, warn_only=True) for the block, the previous setting restored after.
+    ModelNew's default backward sums dW_dw and db_dw with atomics unless this (or cudnn.deterministic) is on."""
+    old = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(enabled, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(old[0], warn_only=old[1])
+
+
 def bench(variant_names: list[str] | None = None, shape: dict | None = None, dtype: str = "float32",
           reps: int = 200, baselines: tuple | list | None = None, device: str | None = None,
           log: bool = True, defines: dict | None = None, copy_bw: float | None = None) -> pd.DataFrame:

@@ -2,7 +2,8 @@
 SiLU + depthwise, and backward "eager": PyTorch's ops) against float64 and against eager's gradients under the same
 TF32 switch, over a few shapes; then, at each shape, in one run with bench's timer (CUDA events, L2 flushed,
 median of --reps): forward+backward (as a training step runs it: gradients set to None first, then
-forward and loss.backward()) and backward alone of eager Model and of ModelNew in every backward mode, at the
+forward and loss.backward()) and backward alone of eager Model and of ModelNew in every backward mode (the default
+also under torch.use_deterministic_algorithms, which trades its atomic sums for a fixed-order finish), at the
 headline also the training step of both under torch.compile(fullgraph=True) (ModelNew's backward then through its
 operator, fused_jit::dwsep_conv1d_backward),
 and the backward's byte floor (read x and dy, write dx, at the copy rate measured in the same run).
@@ -69,6 +70,14 @@ def main() -> int:
                 rows.append(fj.result_row("backward", env, f"{label} {what}", shape, "float32", t,
                                           floor_us=floor_us if what == "bwd" else float("nan"), route=route,
                                           rel_err=worst, l2_flushed=True))
+        # the default backward under torch.use_deterministic_algorithms: its fixed-order finish instead of atomics
+        det = f"modelnew[{fj.DEFAULT_BACKWARD}, deterministic]"
+        m_default = news[fj.DEFAULT_BACKWARD]
+        with fj.deterministic_algorithms():
+            for what, fn in (("fwd+bwd", fwd_bwd(m_default)), ("bwd", bwd_only(m_default))):
+                rows.append(fj.result_row("backward", env, f"{det} {what}", shape, "float32", timer.time(fn, a.reps),
+                                          floor_us=floor_us if what == "bwd" else float("nan"), route=route,
+                                          l2_flushed=True))
         m_eager = {r["variant"]: r["median_us"] for r in rows if r["kind"] == "backward"
                    and all(r[k] == v for k, v in fj.shape_cols(shape).items())}
         for what in ("fwd+bwd", "bwd"):
@@ -79,6 +88,8 @@ def main() -> int:
                       + (f"  floor {floor_us:.1f} us, modelnew {n / floor_us:.2f}x floor" if what == "bwd" else "")
                       + f"  | host us per call: eager {host[('eager', what)]:.0f}, "
                         f"modelnew[{k}] {host[(f'modelnew[{k}]', what)]:.0f}")
+            n = m_eager[f"{det} {what}"]
+            print(f"  {what:<8} eager {e:8.1f} us  {det} {n:8.1f} us  ({e / n:.2f}x)", flush=True)
         if shape == fj.HEADLINE:
             # a training step under torch.compile(fullgraph=True): eager's Model and ModelNew's
             compiled = {}

@@ -161,3 +161,21 @@ def test_tile_sweep_reports_a_broken_configuration_and_times_the_rest(monkeypatc
     assert t.defines.iloc[0] == "CPU_TILE_T=128;FUSED_TUNED_MARK=7" and list(t.CPU_TILE_T) == ["128", "not_a_number"]
     assert t.status.iloc[1].startswith("build failed") and "not_a_number" in t.status.iloc[1]
     assert (fj.read_results().kind == "sweep").sum() == 1
+
+
+def test_deterministic_algorithms_switch_is_scoped():
+    """fj.deterministic_algorithms() (what turns ModelNew's default backward from atomic sums to its fixed-order finish)
+    sets torch.use_deterministic_algorithms(True, warn_only=True) inside the block only, also when the block raises."""
+    was = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(False)
+    try:
+        with fj.deterministic_algorithms():
+            assert torch.are_deterministic_algorithms_enabled()
+            assert torch.is_deterministic_algorithms_warn_only_enabled()
+        assert not torch.are_deterministic_algorithms_enabled()
+        with pytest.raises(ValueError):
+            with fj.deterministic_algorithms():
+                raise ValueError("inside")
+        assert not torch.are_deterministic_algorithms_enabled()
+    finally:
+        torch.use_deterministic_algorithms(was[0], warn_only=was[1])

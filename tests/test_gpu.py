@@ -487,17 +487,6 @@ def test_compiled_training_runs_the_backward_kernels_on_gpu(backward):
         assert a is not None and torch.equal(a, b), (name, None if a is None else fj.max_diff(a, b))
 
 
-class _deterministic_algorithms:
-    """torch.use_deterministic_algorithms(True, warn_only=True) for the block."""
-    def __enter__(self):
-        self._was = (torch.are_deterministic_algorithms_enabled(),
-                     torch.is_deterministic_algorithms_warn_only_enabled())
-        torch.use_deterministic_algorithms(True, warn_only=True)
-
-    def __exit__(self, *exc):
-        torch.use_deterministic_algorithms(self._was[0], warn_only=self._was[1])
-
-
 def _backward_kernel_names(model, x, g):
     """The CUDA kernels one backward of sum(model(x) * g) launches."""
     xs = x.clone().requires_grad_(True)
@@ -530,7 +519,7 @@ def test_inline_sums_match_the_fixed_order_finish_on_gpu(shape):
             assert shape is not fj.HEADLINE, "rung 10 must run at the headline"
             pytest.skip("cuDNN's data gradient is not a TF32 GEMM at this shape: mode 6 runs mode 1 there")
         assert not any("backward_finish" in n for n in _backward_kernel_names(new, x, g))
-        for switch in (_deterministic_cudnn, _deterministic_algorithms):
+        for switch in (_deterministic_cudnn, fj.deterministic_algorithms):
             with switch():
                 assert any("backward_finish" in n for n in _backward_kernel_names(new, x, g)), switch.__name__
         with _deterministic_cudnn():
