@@ -7,6 +7,8 @@
 // Without the launch attribute (other GPUs, or the caller's choice) both instructions are no-ops.
 #pragma once
 #include <cuda_runtime.h>
+#include <map>
+#include <mutex>
 #include <utility>
 
 __device__ __forceinline__ void griddep_wait() {
@@ -24,14 +26,31 @@ __device__ __forceinline__ void griddep_launch_dependents() {
 // Whether `kernel`'s loaded binary was compiled for sm_90 or newer from PTX of sm_90 or newer, i.e. holds its
 // griddep_wait: only then may it be launched as a dependent (a build for an older arch, JIT-compiled on Hopper, has
 // no wait and would race the kernel before it).
+// Asked once per (device, kernel), then remembered.
 template <typename Kernel>
 inline bool pdl_ready(Kernel kernel) {
-  cudaFuncAttributes f{};
-  if (cudaFuncGetAttributes(&f, reinterpret_cast<const void*>(kernel)) != cudaSuccess) {
-    cudaGetLastError();  // clear the error: the caller launches without the attribute
+  static std::mutex mu;
+  static std::map<std::pair<int, const void*>, bool> known;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
     return false;
   }
-  return f.binaryVersion >= 90 && f.ptxVersion >= 90;
+  const std::pair<int, const void*> key{dev, reinterpret_cast<const void*>(kernel)};
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    const auto it = known.find(key);
+    if (it != known.end()) return it->second;
+  }
+  cudaFuncAttributes f{};
+  bool ready = false;
+  if (cudaFuncGetAttributes(&f, key.second) == cudaSuccess)
+    ready = f.binaryVersion >= 90 && f.ptxVersion >= 90;
+  else
+    cudaGetLastError();  // clear the error: the caller launches without the attribute
+  const std::lock_guard<std::mutex> lock(mu);
+  known[key] = ready;
+  return ready;
 }
 
 // <<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the stream's previous kernel where
