@@ -392,11 +392,16 @@ def backward_build_spec(spec: str) -> tuple[str, Path | None, dict]:
                      "LABEL:NAME=VALUE[,NAME=VALUE...] (the tree's kernels with compile-time knobs)")
 
 
-def backward_builds(specs) -> dict:
+def backward_builds(specs, variant: str | None = None) -> dict:
     """{label: (general path's extension, defines)} for an A/B script's build specs (backward_build_spec's forms),
-    each built on first use; ValueError for the first spec of neither form."""
+    each built on first use; ValueError for the first spec of neither form. With `variant` (a fused rung, e.g.
+    "wgmma_wide"), that variant's extension instead (its tuned defines, the spec's on top): its forward_train is
+    ModelNew's fused forward with the same C++ backward."""
     builds = {}
     for spec in specs:
         label, kdir, defines = backward_build_spec(spec)
+        if variant:
+            builds[label] = (load(variant, defines_over_tuned(variant, defines), kernels_dir=kdir), defines)
+            continue
         builds[label] = (general_kernel(kdir, defines), defines)
     return builds

@@ -6,7 +6,9 @@ knobs (LABEL:NAME=VALUE,...: "late:PWDG_TMA_LATE=2"), and from the working tree,
 rungs 4 + 7, 4 rung 8, 5 rung 9 + rung 4's gv form, 6 rung 10 + rung 4; default 1) timed in turn with bench's timer
 (CUDA events, L2 flushed, the training spin; interleaved, each primed), at the headline and one more shape.
 Gradients checked against eager's first. With --with-forward each call is forward_train and its backward (a
-training step's GPU work). Rows go to the results log (kind 'backward_ab', or 'fwd_bwd_ab'); the printed table is
+training step's GPU work); with --variant wgmma_wide the builds are that fused variant's, whose forward_train is
+ModelNew's training step (its forward kernel, the same C++ backward), else the general path's (its forward is
+dw_silu.cu + cuDNN's 1x1 conv). Rows go to the results log (kind 'backward_ab', or 'fwd_bwd_ab'); the printed table is
 the run's record.
     python scripts/backward_ab.py [--reps 100] [--mode 1 ...] [--with-forward] [LABEL=KERNELS_DIR | LABEL:NAME=VALUE,...]"""
 import argparse
@@ -33,13 +35,16 @@ def main() -> int:
                    help="backward mode(s) to time (fusedkit.config.BACKWARDS; default 1)")
     p.add_argument("--with-forward", action="store_true",
                    help="time forward_train + the backward (a training step's GPU work) instead of the backward alone")
+    p.add_argument("--variant", default=None,
+                   help="build this fused variant (e.g. wgmma_wide: ModelNew's forward kernel) instead of the general "
+                        "path's extension; its forward_train runs ModelNew's forward and the same C++ backward")
     a = p.parse_args()
     modes = a.mode or [1]
     try:
-        exts = {label: ext for label, (ext, _) in fj.backward_builds(a.builds).items()}
+        exts = {label: ext for label, (ext, _) in fj.backward_builds(a.builds, a.variant).items()}
     except ValueError as e:
         p.error(str(e))
-    exts["tree"] = fj.general_kernel()
+    exts["tree"] = fj.load(a.variant) if a.variant else fj.general_kernel()
     timer, env, rows = fj.Timer("cuda", spin_cycles=fj.Timer.TRAIN_SPIN_CYCLES), fj.environment("cuda"), []
     for shape in SHAPES:
         model, x = fj.make_case(shape, torch.float32, "cuda", seed=7)

@@ -165,6 +165,24 @@ def test_backward_build_spec_takes_a_kernels_copy_or_knobs_and_names_both_forms_
             fj.backward_build_spec(bad)
 
 
+def test_backward_builds_of_a_variant_carry_the_knob_into_its_launcher_and_backward(monkeypatch):
+    """backward_builds(specs, "wgmma_wide") (scripts/backward_ab.py --variant: ModelNew's own training step per knob)
+    builds the variant with the knob defined ahead of its C++ launcher (the backward's host code) and of its CUDA
+    sources (the forward's kernel and the backward's), under a name of its own. load_built is stubbed: nothing
+    compiles."""
+    from fusedkit import jit
+    seen = {}
+    monkeypatch.setattr(jit, "load_built", lambda name, arch, kwargs, verbose=False: seen.setdefault(name, kwargs)
+                        and name)
+    name, defines = fj.backward_builds(["notrig:PWDG_EARLY_TRIGGER=0"], "wgmma_wide")["notrig"]
+    plain = fj.load("wgmma_wide")
+    assert defines == {"PWDG_EARLY_TRIGGER": "0"} and name != plain and name.startswith("fused_wgmma_wide_")
+    src, cpp = seen[name]["cuda_sources"][0], seen[name]["cpp_sources"][0]
+    assert src.index("#define PWDG_EARLY_TRIGGER 0") < src.index("pw_data_grad_wgmma.cu")
+    assert "#define PWDG_EARLY_TRIGGER 0\n" in cpp
+    assert "PWDG_EARLY_TRIGGER 0" not in seen[plain]["cuda_sources"][0] + seen[plain]["cpp_sources"][0]
+
+
 def test_general_kernel_knobs_are_defined_ahead_of_the_cuda_sources_in_a_build_of_their_own(monkeypatch):
     """general_kernel(defines=...) puts each knob in the CUDA translation unit before the backward's kernels, and in
     the C++ one (the backward's host code reads knobs too), and names the build apart from the default's (so an A/B
