@@ -303,7 +303,8 @@ class ModelNew(Model):
     TF32 wgmma, bit for bit cuDNN's data gradient), one kernel for the rest but the 1x1 conv's weight gradient
     (kernels/dw_silu_backward.cu: the activations recomputed, dx, the depthwise's gradients), then cuDNN's weight
     gradient; elsewhere `"dw_kernel"` (cuDNN's data gradient in place of rung 10); gradients within float32
-    summation order of eager's. `backward="fused"` (TF32 on, 32-128 channels)
+    summation order of eager's. With rung 10, dW_dw and db_dw are summed with atomics (their last bits vary from run
+    to run) unless torch.use_deterministic_algorithms or cudnn.deterministic asks for fixed-order sums. `backward="fused"` (TF32 on, 32-128 channels)
     computes the data gradient inside that kernel on tensor cores instead (kernels/dw_silu_backward_tc.cu, measured
     slower: an A/B option). `backward="eager"` runs PyTorch's ops throughout (the activations recomputed from x).
     It is a torch.library operator (fused_jit::dwsep_conv1d), so torch.compile(fullgraph=True) and torch.export

@@ -134,17 +134,22 @@ def host_time_us(fn, n: int = 200) -> float:
     return float(np.median(out))
 
 
-def kernel_summary(fn, width: int = 48, top: int | None = None) -> str:
-    """The CUDA kernels of one call of `fn` (after one unprofiled call: L2 warm, builds done) by torch.profiler:
-    "sum S us: name t; name t; ..", longest first, names cut to `width` characters, the `top` longest (all: None)."""
+def kernel_times(fn) -> dict:
+    """{kernel name: us} of the CUDA kernels of one call of `fn` (after one unprofiled call: L2 warm, builds done),
+    by torch.profiler."""
     fn()
     torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
-    ev = sorted([e for e in prof.key_averages() if e.device_time_total > 0], key=lambda e: -e.device_time_total)
-    return (f"sum {sum(e.device_time_total for e in ev):.1f} us: "
-            + "; ".join(f"{e.key[:width]} {e.device_time_total:.1f}" for e in ev[:top]))
+    return {e.key: e.device_time_total for e in prof.key_averages() if e.device_time_total > 0}
+
+
+def kernel_summary(fn, width: int = 48, top: int | None = None) -> str:
+    """kernel_times of one call of `fn` as "sum S us: name t; name t; ..", longest first, names cut to `width`
+    characters, the `top` longest (all: None)."""
+    ev = sorted(kernel_times(fn).items(), key=lambda kv: -kv[1])
+    return f"sum {sum(t for _, t in ev):.1f} us: " + "; ".join(f"{k[:width]} {t:.1f}" for k, t in ev[:top])
 
 
 def interleaved_rows(kind: str, env: dict, variants: list, labels: list, shape: dict, times, base: str | None = None,

@@ -36,8 +36,7 @@
 #include <stdexcept>
 #include <string>
 #include "dw_backward_args.h"
-#include "gpu_props.h"  // gpu_compute_capability
-#include "pdl.cuh"      // griddep_wait, pdl_ready, launch_maybe_dependent
+#include "pdl.cuh"      // griddep_wait, launch_maybe_dependent
 #include "row_float4.cuh"
 #include "row_window.cuh"
 #include "warp_reduce.cuh"
@@ -587,11 +586,8 @@ void dw_silu_backward(const DwBackwardArgs& a, void* stream) {
   if (dwbw::vec_path(a)) {  // a compiled (K, dilation) launches rung 4 and returns; others fall through to rung 3
 #define DWBW_VEC_LAUNCH(KK, DD)                                                                                \
   if (a.K == KK && a.dilation == DD) {                                                                          \
-    const auto kernel = dwbw::dw_silu_backward_vec_kernel<KK, DD>;                                              \
-    const cudaError_t err = launch_maybe_dependent(kernel, grid, dim3(dwbw::kVecThreads), 0, s,                 \
-                                                   a.dependent && gpu_compute_capability() >= 90 &&             \
-                                                       pdl_ready(kernel),                                       \
-                                                   a);                                                          \
+    const cudaError_t err = launch_maybe_dependent(dwbw::dw_silu_backward_vec_kernel<KK, DD>, grid,             \
+                                                   dim3(dwbw::kVecThreads), 0, s, a.dependent, a);              \
     if (err != cudaSuccess)                                                                                     \
       throw std::runtime_error(std::string("dw_silu_backward: launch failed: ") + cudaGetErrorString(err));    \
     return;                                                                                                     \

@@ -528,6 +528,12 @@ inline at::Tensor dw_kernel_act(const at::Tensor& x, const at::Tensor& w_dw, con
 #define DWSEP_PDL_RUNG10 1
 #endif
 
+// cuDNN's weight gradient of the 1x1 conv from its input act (eager's call: its bits where act is eager's).
+inline at::Tensor cudnn_pw_weight_grad(const at::Tensor& gy, const at::Tensor& act, const at::Tensor& w_pw) {
+  return std::get<1>(at::convolution_backward(gy, act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false, {0}, 1,
+                                              {false, true, false}));
+}
+
 inline bool deterministic_asked() {
   const at::Context& ctx = at::globalContext();
   return ctx.deterministicAlgorithms() || ctx.deterministicCuDNN();
@@ -579,16 +585,6 @@ inline c10::optional<DwKernelGrads> dgrad_inline_backward(const at::Tensor& gy, 
 #endif
 }
 
-// Mode 6's finish on a side stream beside cuDNN's weight gradient (1), or after rung 4 on the caller's stream (0).
-// Measured at 5ac24bd (logs/2026-12-04_5ac24bd_finish_beside_ab_bench.log): in backward_ab (interleaved) 66.69
-// against 70.80 us with 0, but in backward_bench (one mode after another) the headline's backward 67.1 us (p10-p90
-// 64.5-69.4) against 61.8 with 0 in the 6f83237 run: the two timings disagree (docs/ladder.md: the interleaved A/B
-// reads the one-stream forms ~10 us higher than backward_bench does, the two-stream form alike), not understood; off
-// until they agree.
-#ifndef DWSEP_FINISH_BESIDE
-#define DWSEP_FINISH_BESIDE 0
-#endif
-
 // Mode 7 (backward="streams"): the backward's two independent halves on two streams. On a side stream (forked from
 // the caller's after everything queued there so far), the data-gradient chain: ga by cuDNN's data gradient, then
 // rung 4 for dx, dW_dw, db_dw and db_pw without writing act, then backward_finish.
@@ -629,9 +625,7 @@ inline std::array<at::Tensor, 5> streams_backward(const at::Tensor& gy, const at
       if (t.defined()) t.record_stream(caller);
     join.record(side);
   }
-  const at::Tensor act = dw_kernel_act(x, w_dw, b_dw, dilation, padding);
-  g[3] = std::get<1>(at::convolution_backward(gy, act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false, {0}, 1,
-                                              {false, true, false}));
+  g[3] = cudnn_pw_weight_grad(gy, dw_kernel_act(x, w_dw, b_dw, dilation, padding), w_pw);
   join.block(caller);
 #else
   (void)gy; (void)x; (void)w_dw; (void)b_dw; (void)w_pw; (void)db_pw; (void)dilation; (void)padding; (void)need;
@@ -665,55 +659,20 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
     // partials (none where dgrad_inline_backward runs: rung 4 finishes them), then cuDNN's weight gradient from rung
     // 4's act; elsewhere mode 1
     if (mode == 6 && pw_dgrad_kernel_runs(x, gy, w_pw)) {
-      const c10::optional<DwKernelGrads> in = dgrad_inline_backward(gy, x, w_dw, b_dw, w_pw, dilation, padding, need[0],
-                                                                    need[3], db_pw);
-      if (in) {
-        if (need[0]) g[0] = in->dx;
-        if (need[1]) g[1] = in->dw_dw;
-        if (need[2]) g[2] = in->db_dw;
-        if (need[3])
-          g[3] = std::get<1>(at::convolution_backward(gy, in->act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1},
-                                                      false, {0}, 1, {false, true, false}));
-        if (db_pw) g[4] = in->db_pw;
-        return g;
-      }
-      const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, db_pw);
-      const c10::optional<DwKernelGrads> d = dw_kernel_backward(r.ga, gy, x, w_dw, b_dw, dilation, padding, need[0],
-                                                                need[3], false, at::Tensor(), false);
-      // with DWSEP_FINISH_BESIDE, the finish (the fixed-order sums of both kernels' partials) beside cuDNN's weight
-      // gradient, on a side stream: it needs only rung 4's and rung 10's partials, and the weight gradient runs 64
-      // blocks at the headline, so the finish's ~2 us and its launch gap would leave the critical path. Its outputs
-      // and inputs are the caller stream's allocations, used after the join only.
-#ifdef DWSEP_BACKWARD_KERNEL  // (rung 10 runs only there)
-      const bool beside = DWSEP_FINISH_BESIDE && need[3];
-      c10::optional<c10::cuda::CUDAStream> side;
-      if (beside) {
-        side = c10::cuda::getStreamFromPool(false, x.device().index());
-        c10::Event fork(c10::DeviceType::CUDA);
-        fork.record(c10::cuda::getCurrentCUDAStream());
-        fork.block(*side);
-        const c10::cuda::CUDAStreamGuard on_side(*side);
+      c10::optional<DwKernelGrads> d = dgrad_inline_backward(gy, x, w_dw, b_dw, w_pw, dilation, padding, need[0],
+                                                             need[3], db_pw);
+      if (!d) {  // the fixed-order finish of both kernels' partials
+        const PwDgradOut r = pw_kernel_dgrad(gy, w_pw, db_pw);
+        d = dw_kernel_backward(r.ga, gy, x, w_dw, b_dw, dilation, padding, need[0], need[3], false, at::Tensor(),
+                               false);
         finish_sums(&*d, r.p, c, w_dw.size(2));
-      } else {
-        finish_sums(&*d, r.p, c, w_dw.size(2));
+        d->db_pw = r.p.db_pw;
       }
-#else
-      finish_sums(&*d, r.p, c, w_dw.size(2));
-#endif
       if (need[0]) g[0] = d->dx;
       if (need[1]) g[1] = d->dw_dw;
       if (need[2]) g[2] = d->db_dw;
-      if (need[3])
-        g[3] = std::get<1>(at::convolution_backward(gy, d->act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false,
-                                                    {0}, 1, {false, true, false}));
-      if (db_pw) g[4] = r.p.db_pw;
-#ifdef DWSEP_BACKWARD_KERNEL
-      if (beside) {
-        c10::Event join(c10::DeviceType::CUDA);
-        join.record(*side);
-        join.block(c10::cuda::getCurrentCUDAStream());
-      }
-#endif
+      if (need[3]) g[3] = cudnn_pw_weight_grad(gy, d->act, w_pw);
+      if (db_pw) g[4] = d->db_pw;
       return g;
     }
     // mode 5: rung 9 + rung 4's gv form where both of cuDNN's 1x1-conv gradients are TF32 GEMMs (pw_kernel_runs;
@@ -758,9 +717,7 @@ inline std::array<at::Tensor, 5> eager_backward(const at::Tensor& gy, const at::
       if (db_pw) g[4] = p.db_pw;
       return g;
     }
-    if (need[3])
-      g[3] = std::get<1>(at::convolution_backward(gy, d.act, w_pw, at::OptionalIntArrayRef(), {1}, {0}, {1}, false,
-                                                  {0}, 1, {false, true, false}));
+    if (need[3]) g[3] = cudnn_pw_weight_grad(gy, d.act, w_pw);
     if (db_pw) g[4] = d.db_pw;
     return g;
   }

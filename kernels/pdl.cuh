@@ -54,7 +54,7 @@ inline bool pdl_ready(Kernel kernel) {
 }
 
 // <<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the stream's previous kernel where
-// `dependent` (the caller has checked pdl_ready). Returns the launch's error.
+// `dependent` and pdl_ready(kernel) (a binary without the wait launches plainly). Returns the launch's error.
 template <typename... Params, typename... Args>
 inline cudaError_t launch_maybe_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
                                           cudaStream_t stream, bool dependent, Args&&... args) {
@@ -67,6 +67,6 @@ inline cudaError_t launch_maybe_dependent(void (*kernel)(Params...), dim3 grid, 
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = dependent ? 1 : 0;
+  cfg.numAttrs = dependent && pdl_ready(kernel) ? 1 : 0;
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }

@@ -55,7 +55,7 @@
 #include "wgmma_ops.cuh"    // wg_desc, wg_swz, wg_fence_regs, TMA loads, tma_map_3d
 #include "pw_wgrad_args.h"
 #include "gpu_props.h"      // gpu_compute_capability, blocks_per_sm_capped
-#include "pdl.cuh"          // griddep_wait, griddep_launch_dependents, pdl_ready, launch_maybe_dependent
+#include "pdl.cuh"          // griddep_wait, griddep_launch_dependents, launch_maybe_dependent
 #include "warp_reduce.cuh"  // lanes_sum
 
 // PWDG_ABLATE (a bit mask, timing experiments only: the output is then wrong; scripts/pw_dgrad_ab.py) leaves a part
@@ -338,7 +338,7 @@ void pw_dgrad_tma(const PwDgradArgs& a, int64_t G, void* stream) {
   if (err == cudaSuccess)
     err = launch_maybe_dependent(pwdg::pw_dgrad_kernel, dim3(static_cast<unsigned>(G)), dim3(pwdg::kThreads),
                                  pwdg::kSmem, static_cast<cudaStream_t>(stream),
-                                 a.dependent && pdl_ready(pwdg::pw_dgrad_kernel), gmap, a.w_pw, a.ga, a.partial_b,
+                                 a.dependent, gmap, a.w_pw, a.ga, a.partial_b,
                                  static_cast<int>(a.B), static_cast<int>(a.C), static_cast<int>(a.C_out),
                                  static_cast<int>(a.T), a.zero0, static_cast<int>(a.n0), a.zero1,
                                  static_cast<int>(a.n1));

@@ -315,8 +315,8 @@ if not bwd_rows.empty:
 # 64.4 and the training step 86.1 against 90.8 us, 2.87x eager's 247.0 (logs/2026-12-04_6f83237_*): `'dgrad_kernel'`
 # became the default. Then one launch fewer: where no deterministic algorithms are asked for, rung 4 adds its sums into
 # dW_dw and db_dw with atomics (rung 10 zeroed them) and sums db_pw's partials itself, so the finish kernel is gone,
-# and rung 4 starts as a programmatic dependent of rung 10 (kernels/pdl.cuh). The backward alone 58.4 against 62.3 us
-# with the finish; the training step 85.4-85.7 us, 2.86-2.89x eager's (docs/ladder.md, "Runs of 2026-12-04
+# and rung 4 starts as a programmatic dependent of rung 10 (kernels/pdl.cuh). The backward alone 58.11 against 62.26
+# us with the finish (interleaved); the training step 85.4-85.7 us, 2.86-2.89x eager's (docs/ladder.md, "Runs of 2026-12-04
 # (b22c218..c7bcfea)"). Under `torch.use_deterministic_algorithms(True)` the fixed-order finish runs again.
 #
 # What did not pay (docs/ladder.md, "Runs of 2026-12-04 (48b10f4..36b39d6)"): the backward's two independent halves on

@@ -10,7 +10,8 @@ training step's GPU work); with --variant wgmma_wide the builds are that fused v
 ModelNew's training step (its forward kernel, the same C++ backward), else the general path's (its forward is
 dw_silu.cu + cuDNN's 1x1 conv). Rows go to the results log (kind 'backward_ab', or 'fwd_bwd_ab'); the printed table is
 the run's record.
-    python scripts/backward_ab.py [--reps 100] [--mode 1 ...] [--with-forward] [LABEL=KERNELS_DIR | LABEL:NAME=VALUE,...]"""
+    python scripts/backward_ab.py [--reps 100] [--mode 1 ...] [--with-forward] [--variant V]
+                                  [LABEL=KERNELS_DIR | LABEL:NAME=VALUE,...]"""
 import argparse
 import sys
 from pathlib import Path
