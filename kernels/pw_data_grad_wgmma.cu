@@ -29,8 +29,8 @@
 // cudnn_pw_grad_is_tf32). db_pw from the unrounded dy, fixed-order sums (per thread over its tiles, then lanes, warps
 // and warpgroups, then backward_finish over the blocks, or rung 4's first C_out blocks in the same order): deterministic,
 // no atomics. For rung 4's inline sums block 0 also zeroes dW_dw and db_dw (a.zero0, a.zero1); launched as a
-// programmatic dependent of the previous kernel there (griddep_wait before any global access: pdl.cuh), and it lets
-// rung 4 launch early (PWDG_EARLY_TRIGGER).
+// programmatic dependent of the previous kernel there (griddep_wait before any global access: pdl.cuh); rung 4, its
+// dependent, launches as its blocks exit (PWDG_EARLY_TRIGGER=1: as they start, measured slower).
 // Limits: an sm_90 GPU and a build for sm_90a; float32; T % 4 == 0 and dy 16-byte aligned (TMA rows); 1 <= C, C_out
 // <= 128; B * ceil(T / 64) < 2^31.
 // Measured (H200; docs/ladder.md, "backward rung 10"): correct at every shape tested (ga equal to cuDNN's TF32 data
@@ -71,11 +71,13 @@
 #define PWDG_TMA_LATE 2
 #endif
 // PWDG_EARLY_TRIGGER: 1 lets the next kernel (rung 4, launched as a programmatic dependent) launch once every block has
-// started (griddepcontrol.launch_dependents), 0 only as the blocks exit. Measured in a training step's A/B (forward_train
-// of the general path + the backward, logs/2026-12-04_c7bcfea_inline_sums_fwd_bwd_ab_bench.log): 0 101.73 against 1
-// 106.56 us at the headline; the backward alone with 0 untimed. 1 stays until it is.
+// started (griddepcontrol.launch_dependents), 0 only as the blocks exit. 0 since 2026-12-04: in ModelNew's training
+// step (backward_ab --variant wgmma_wide --mode 6 --with-forward, interleaved) 81.90 (p10-p90 79.96-83.69) against 1's
+// 86.62 us (84.90-88.07), the backward alone 58.62 against 59.81 (logs/2026-12-04_2b6dd25_early_trigger_ab_bench.log;
+// in the general path's step 101.73 against 106.56, 2026-12-04_c7bcfea_inline_sums_fwd_bwd_ab_bench.log). Why 1 loses
+// is not measured (rung 10 is one block per SM; with 1, rung 4's blocks wait resident beside it from the start).
 #ifndef PWDG_EARLY_TRIGGER
-#define PWDG_EARLY_TRIGGER 1
+#define PWDG_EARLY_TRIGGER 0
 #endif
 #ifndef PWDG_STAGES
 #define PWDG_STAGES 4  // dy tiles in flight or in use per block, half per warpgroup (4 is the most that fits)
@@ -164,8 +166,8 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
-  // (launched as a dependent) the previous kernel's writes visible before any global access; the next kernel (rung
-  // 4, which waits for this whole grid in its turn) may launch now and take the SM room this block leaves
+  // (launched as a dependent) the previous kernel's writes visible before any global access; with
+  // PWDG_EARLY_TRIGGER the next kernel (rung 4, which waits for this whole grid in its turn) may launch now
   griddep_wait();
   if (PWDG_EARLY_TRIGGER) griddep_launch_dependents();
   if (blk == 0) {

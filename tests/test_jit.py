@@ -174,13 +174,13 @@ def test_backward_builds_of_a_variant_carry_the_knob_into_its_launcher_and_backw
     seen = {}
     monkeypatch.setattr(jit, "load_built", lambda name, arch, kwargs, verbose=False: seen.setdefault(name, kwargs)
                         and name)
-    name, defines = fj.backward_builds(["notrig:PWDG_EARLY_TRIGGER=0"], "wgmma_wide")["notrig"]
+    name, defines = fj.backward_builds(["trig:PWDG_EARLY_TRIGGER=1"], "wgmma_wide")["trig"]
     plain = fj.load("wgmma_wide")
-    assert defines == {"PWDG_EARLY_TRIGGER": "0"} and name != plain and name.startswith("fused_wgmma_wide_")
+    assert defines == {"PWDG_EARLY_TRIGGER": "1"} and name != plain and name.startswith("fused_wgmma_wide_")
     src, cpp = seen[name]["cuda_sources"][0], seen[name]["cpp_sources"][0]
-    assert src.index("#define PWDG_EARLY_TRIGGER 0") < src.index("pw_data_grad_wgmma.cu")
-    assert "#define PWDG_EARLY_TRIGGER 0\n" in cpp
-    assert "PWDG_EARLY_TRIGGER 0" not in seen[plain]["cuda_sources"][0] + seen[plain]["cpp_sources"][0]
+    assert src.index("#define PWDG_EARLY_TRIGGER 1") < src.index("pw_data_grad_wgmma.cu")
+    assert "#define PWDG_EARLY_TRIGGER 1\n" in cpp
+    assert "PWDG_EARLY_TRIGGER 1" not in seen[plain]["cuda_sources"][0] + seen[plain]["cpp_sources"][0]
 
 
 def test_general_kernel_knobs_are_defined_ahead_of_the_cuda_sources_in_a_build_of_their_own(monkeypatch):
