@@ -45,7 +45,9 @@
 // earlier forms no faster: 65.18 against 64.91, logs/2026-12-04_132054f_rung10_ab_tests_sanitize_backward.log).
 // Where no deterministic algorithms are asked for, without backward_finish (dgrad_inline_backward, below): 58.4-58.5
 // against mode 1's 64.5-64.9 us (logs/2026-12-04_d3d6ebb_inline_sums_ab_timeline_bench_train.log,
-// 2026-12-04_c7bcfea_inline_sums_fwd_bwd_ab_bench.log).
+// 2026-12-04_c7bcfea_inline_sums_fwd_bwd_ab_bench.log); with rung 4 launched as rung 10's blocks exit
+// (PWDG_EARLY_TRIGGER=0) 57.3 us, the training step 79.8 against eager's 244.2
+// (logs/2026-12-04_a009e03_no_early_trigger_ab_bench_train.log).
 // Mode 7 (backward="streams"), where the 1x1 conv's weight gradient is wanted: mode 1's kernels on two streams, the
 // data-gradient chain beside act's recompute and cuDNN's weight gradient (streams_backward); elsewhere mode 1.
 // Measured slower than mode 1 at the headline (76.1 against 67.6 us), faster at B = 8, C 96 -> 200, T = 1001 (63.4

@@ -316,8 +316,10 @@ if not bwd_rows.empty:
 # became the default. Then one launch fewer: where no deterministic algorithms are asked for, rung 4 adds its sums into
 # dW_dw and db_dw with atomics (rung 10 zeroed them) and sums db_pw's partials itself, so the finish kernel is gone,
 # and rung 4 starts as a programmatic dependent of rung 10 (kernels/pdl.cuh). The backward alone 58.11 against 62.26
-# us with the finish (interleaved); the training step 85.4-85.7 us, 2.86-2.89x eager's (docs/ladder.md, "Runs of 2026-12-04
-# (b22c218..c7bcfea)"). Under `torch.use_deterministic_algorithms(True)` the fixed-order finish runs again.
+# us with the finish (interleaved). Last, rung 4 waits for rung 10's blocks to exit before it launches instead of
+# launching beside them (`PWDG_EARLY_TRIGGER=0`): the training step 81.90 against 86.62 us (interleaved), and in
+# backward_bench 79.8 us against eager's 244.2, 3.06x (docs/results.md, "Rung 10 without its early trigger"). Under
+# `torch.use_deterministic_algorithms(True)` the fixed-order finish runs again.
 #
 # What did not pay (docs/ladder.md, "Runs of 2026-12-04 (48b10f4..36b39d6)"): the backward's two independent halves on
 # two streams (`'streams'`: act recomputed and cuDNN's weight gradient beside the data-gradient chain) ran 74-76 us
