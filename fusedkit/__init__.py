@@ -30,7 +30,7 @@ from .check import (shape_battery, wide_shapes, make_case, reference, eager_outp
 from .routing import (Route, ModelNew, choose_route, preferred_variant, probe_against_eager, eager_forward,
                       general_forward, eager_is_faster, eager_backward, dwsep_conv1d,
                       dwsep_conv1d_backward, reset_route_cache)
-from .timing import (Timer, host_time_us, kernel_times, kernel_summary, interleaved_rows, training_step_fn, backward_fn, min_bytes, flops, copy_bandwidth, callable_for, cudnn_tf32,
+from .timing import (Timer, host_time_us, kernel_times, kernel_summary, interleaved_rows, training_step_fn, backward_fn, BuildModel, min_bytes, flops, copy_bandwidth, callable_for, cudnn_tf32,
                      deterministic_algorithms, bench, defines_str,
                      variant_spec, ab)
 from .results import environment, git_commit, shape_cols, result_row, append_results, read_rows, read_results

@@ -182,6 +182,19 @@ def training_step_fn(model: nn.Module, x: torch.Tensor, gy: torch.Tensor):
     return run
 
 
+class BuildModel(nn.Module):
+    """A build's training path as a module: model's parameters (the same tensors, so gradients reach them) through
+    an extension's forward_train in one backward mode (fusedkit.config.BACKWARDS' numbers), for training_step_fn and
+    backward_fn: what an A/B build (backward_builds) runs in a training step."""
+
+    def __init__(self, ext, model: nn.Module, mode: int):
+        super().__init__()
+        self.ext, self.model, self.mode = ext, model, int(mode)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.ext.forward_train(x, *forward_args(self.model), self.mode)
+
+
 def backward_fn(model: nn.Module, x: torch.Tensor, gy: torch.Tensor):
     """A zero-argument function running the backward alone: one forward now, then each call computes every
     gradient (x's and the parameters') of that graph for gy, the graph kept for the next call."""

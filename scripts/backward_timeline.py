@@ -5,7 +5,10 @@ for the GPU (synchronizations, blocking copies, cudaMalloc/cudaFree), the kernel
 call's first kernel, and the GPU's idle gaps between them; and, for a shape ladder, the training timer's event time
 next to the summed kernel time (a time that stays flat while the kernels shrink is the host's, not the GPU's).
 Kernels on two streams (backward "streams") overlap: "first start -> last end" is then the GPU's span, not the sum.
-    python scripts/backward_timeline.py [--trace-dir DIR]"""
+With --variant V and builds (backward_ab's LABEL:NAME=VALUE forms), also each build's training path in --mode (a
+fused variant's forward_train is ModelNew's training step with its knobs), beside the working tree's build of V:
+where a knob's time goes, kernel by kernel.
+    python scripts/backward_timeline.py [--trace-dir DIR] [--headline] [--variant V --mode 6 LABEL:NAME=VALUE ...]"""
 import argparse
 import sys
 from pathlib import Path
@@ -22,9 +25,13 @@ SHAPES = [fj.HEADLINE, dict(fj.HEADLINE, T=512), dict(fj.HEADLINE, B=2),
           dict(B=8, C_in=96, C_out=200, T=1001, K=5, dilation=2, bias=True)]
 
 
-def calls(shape):
+def calls(shape, builds=None, build_mode=6):
+    """{(label, "bwd" | "fwd+bwd"): function}: eager, ModelNew in three backward modes, and each build in `builds`
+    ({label: extension}) as fj.BuildModel in `build_mode`."""
     model, x = fj.make_case(shape, torch.float32, "cuda", seed=7)
     out = {"eager": model}
+    for label, ext in (builds or {}).items():
+        out[f"build[{label}]"] = fj.BuildModel(ext, model, build_mode)
     for mode in ("dw_kernel", "dgrad_kernel", "streams"):
         m = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"], shape["bias"],
                         backward=mode).cuda()
@@ -69,11 +76,23 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--trace-dir", default=None)
     p.add_argument("--headline", action="store_true", help="the headline shape only")
+    p.add_argument("--variant", default=None,
+                   help="the fused variant the builds are of (e.g. wgmma_wide); the headline shape only")
+    p.add_argument("--mode", type=int, default=fj.BACKWARDS["dgrad_kernel"], help="the builds' backward mode")
+    p.add_argument("builds", nargs="*", help="LABEL:NAME=VALUE[,NAME=VALUE] (needs --variant)")
     a = p.parse_args()
+    if a.builds and not a.variant:
+        p.error("builds need --variant (e.g. --variant wgmma_wide)")
+    try:
+        builds = {label: ext for label, (ext, _) in fj.backward_builds(a.builds, a.variant).items()}
+    except ValueError as e:
+        p.error(str(e))
+    if a.variant:
+        builds["tree"] = fj.load(a.variant)
     timer = fj.Timer("cuda", spin_cycles=fj.Timer.TRAIN_SPIN_CYCLES)
-    for i, shape in enumerate(SHAPES[:1] if a.headline else SHAPES):
+    for i, shape in enumerate(SHAPES[:1] if a.headline or a.variant else SHAPES):
         print(f"\n== {fj.shape_cols(shape)}", flush=True)
-        for (label, what), fn in calls(shape).items():
+        for (label, what), fn in calls(shape, builds, a.mode).items():
             t = float(np.median(timer.time(fn, 30)))
             host = fj.host_time_us(fn, 20)
             path = Path(a.trace_dir) / f"trace_{i}_{label}_{what}.json".replace("[", "_").replace("]", "") \

@@ -246,3 +246,29 @@ def test_defaults_are_the_fastest_qualifying_in_the_log():
         assert float(mine.median_us.iloc[0]) <= float(best.p90_us), (name, best.variant)
 
     fastest_within_spread(rungs[rungs.rel_err <= eager_err * 1.05], fj.DEFAULT_VARIANT)
+
+
+def test_build_model_trains_the_models_parameters_through_the_extension():
+    """fj.BuildModel (a build's training path as a module, for backward_timeline's builds): its forward is the
+    extension's forward_train with the model's own parameter tensors and the given mode, so training_step_fn puts
+    the gradients on the model's parameters. The extension here is a Python stand-in computing eager's op."""
+    seen = []
+
+    class Ext:
+        @staticmethod
+        def forward_train(x, w_dw, b_dw, w_pw, b_pw, dilation, padding, mode):
+            seen.append(mode)
+            return fj.eager_forward(x, w_dw, b_dw, w_pw, b_pw, dilation, padding)
+
+    torch.manual_seed(3)
+    model = fj.Model(6, 10, 5, dilation=2)
+    x = torch.randn(2, 6, 37)
+    gy = torch.randn(2, 10, 37)
+    want = torch.autograd.grad(model(x.clone().requires_grad_(True)), list(model.parameters()), gy)
+    built = fj.BuildModel(Ext, model, fj.BACKWARDS["dgrad_kernel"])
+    assert [id(p) for p in built.parameters()] == [id(p) for p in model.parameters()]
+    xs = x.clone().requires_grad_(True)
+    fj.training_step_fn(built, xs, gy)()
+    assert seen == [fj.BACKWARDS["dgrad_kernel"]] and xs.grad is not None
+    for p, w in zip(model.parameters(), want):
+        torch.testing.assert_close(p.grad, w)
