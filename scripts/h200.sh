@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
-#   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [kernelbench] [export_timing] [backward]
+#   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
 #                   [backward_ab] [train] [shapes] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
@@ -24,6 +24,17 @@ log() { echo "=== $(date -u +%H:%M:%S) $*"; }
 # VARIANTS (env) restricts build/check/sanitize/bench to some variants; default: every CUDA variant.
 VARIANTS=$(echo ${VARIANTS:-$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')})  # one line: spliced into Python below
 VARIANT_ARGS=$(for v in $VARIANTS; do printf -- '--variant %s ' "$v"; done)
+run_sanitize() {
+  log "compute-sanitizer"
+  for v in ${SANITIZE_VARIANTS:-$VARIANTS}; do for tool in memcheck racecheck; do echo "$tool $v"; done; done |
+    xargs -P 7 -L 1 sh -c 'timeout 400 compute-sanitizer --tool $0 --print-limit 5 python3 scripts/sanitize_case.py $1 > /tmp/san_$0_$1.log 2>&1; echo "$0 $1 exit=$? :: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_case" /tmp/san_$0_$1.log | tr "\n" " ")"'
+  grep -l -E "[1-9][0-9]* (errors|hazards)" /tmp/san_*.log | xargs -r -n1 sh -c 'echo "--- $0"; head -60 $0'
+}
+run_tests() {
+  log "pytest -m gpu"
+  timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} ${TEST_K:+-k "$TEST_K"} 2>&1 | sed "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
+    grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed"
+}
 {
 log "info"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
 python3 -c "import torch, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, torch.cuda.get_device_name())"
@@ -47,11 +58,7 @@ for stage in $stages; do
       { log "BUILD FAILED: stopping"; grep -m 20 -E "error|Error" /tmp/build_check.log; break; } ;;
   check)
     log "check"; timeout 400 python3 fused_jit.py check $VARIANT_ARGS || echo "CHECK FAILED" ;;
-  sanitize)
-    log "compute-sanitizer"
-    for v in ${SANITIZE_VARIANTS:-$VARIANTS}; do for tool in memcheck racecheck; do echo "$tool $v"; done; done |
-      xargs -P 7 -L 1 sh -c 'timeout 400 compute-sanitizer --tool $0 --print-limit 5 python3 scripts/sanitize_case.py $1 > /tmp/san_$0_$1.log 2>&1; echo "$0 $1 exit=$? :: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_case" /tmp/san_$0_$1.log | tr "\n" " ")"'
-    grep -l -E "[1-9][0-9]* (errors|hazards)" /tmp/san_*.log | xargs -r -n1 sh -c 'echo "--- $0"; head -60 $0' ;;
+  sanitize) run_sanitize ;;
   bench)
     # fp32 rows for the variants that take float32; bf16 and fp16 rows for those that take 16-bit input
     args_for() { python3 fused_jit.py list | awk -v vs="$VARIANTS" -v dt="$1" \
@@ -62,10 +69,12 @@ for stage in $stages; do
       log "bench bf16"; python3 fused_jit.py bench $B16 --dtype bfloat16 --no-baselines
       log "bench fp16"; python3 fused_jit.py bench $(args_for float16) --dtype float16 --no-baselines
     fi ;;
-  test)
-    log "pytest -m gpu"
-    timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} ${TEST_K:+-k "$TEST_K"} 2>&1 | sed "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
-      grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed" ;;
+  test) run_tests ;;
+  test_sanitize)
+    # the GPU tests and the sanitizers side by side (neither is timed: no timing stage may run beside them); the
+    # sanitizers' lines follow the tests'
+    run_sanitize > /tmp/h200_sanitize_stage.log 2>&1 & san_pid=$!
+    run_tests; wait $san_pid; cat /tmp/h200_sanitize_stage.log ;;
   kernelbench)
     log "KernelBench's own evaluation (eval_kernel_against_ref + static checker) of the exported ModelNew"
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/kbsite .kb/whl/*.whl
