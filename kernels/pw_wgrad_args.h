@@ -49,7 +49,7 @@ struct PwDgradArgs {
   float* zero1 = nullptr;
   int64_t n0 = 0, n1 = 0;
   // launched as a programmatic dependent of the stream's previous kernel (pdl.cuh) where the GPU and build allow;
-  // it lets the next kernel (rung 4) launch early either way
+  // the next kernel (rung 4, its dependent) launches as its blocks exit (PWDG_EARLY_TRIGGER=1: as they start)
   bool dependent = false;
 };
 // Whether rung 10 takes the args (built for sm_90a, an sm_90 GPU, T % 4 == 0, gy 16-byte aligned, 1 <= C, C_out <=

@@ -55,14 +55,13 @@ def main() -> int:
         gy = torch.randn_like(model(x))
         want = torch.autograd.grad(model(xs), [xs, *params], gy)
         fns, labels = [], []
-        if a.variant:  # a fused variant takes only its own shapes (the wide kernel: T % 4 == 0, ...)
-            try:
-                exts["tree"].forward_train(xs, *args, modes[0])
-            except RuntimeError as e:
-                print(f"{shape}: {a.variant} does not take it, not timed ({e})")
-                continue
+        why = exts["tree"].why_unsupported(x, *args) if a.variant else ""  # a fused variant's own shapes only
+        if why:
+            print(f"{shape}: {a.variant} does not take it, not timed ({why})")
+            continue
         for (label, ext), mode in ((e, m) for m in modes for e in exts.items()):
-            y = ext.forward_train(xs, *args, mode)
+            built = fj.BuildModel(ext, model, mode)
+            y = built(xs)
             label = label if len(modes) == 1 else f"{label}/mode{mode}"
             labels.append(label)
             got = torch.autograd.grad(y, [xs, *params], gy, retain_graph=True)
@@ -72,8 +71,7 @@ def main() -> int:
                 print(f"{label}: gradients off: not timed")
                 return 1
             if a.with_forward:
-                fns.append(lambda ext=ext, mode=mode: torch.autograd.grad(ext.forward_train(xs, *args, mode),
-                                                                          [xs, *params], gy))
+                fns.append(lambda built=built: torch.autograd.grad(built(xs), [xs, *params], gy))
             else:
                 fns.append(lambda y=y: torch.autograd.grad(y, [xs, *params], gy, retain_graph=True))
         if a.profile and shape == fj.HEADLINE:
