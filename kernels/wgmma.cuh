@@ -60,11 +60,24 @@
                     // goes back to the producers). Rung 11's default (19.07 against 22.30 us); fp32 rung 09 slower
                     // (25.28 against 23.68; docs/ladder.md)
 #endif
+#ifndef WG_GEMM_WGS
+#define WG_GEMM_WGS 4  // wg_kernel (WG_WS = 0, WARPGROUPS = 4, one accumulator): the warpgroups that issue the GEMM.
+                       // 2: warpgroups 0 and 1 each multiply their 64 W rows by the whole tile (wgmma N = TILE_T,
+                       // W_pw read from smem once per tile instead of twice) and store y; warpgroups 2 and 3 only
+                       // build act, taking the larger share of the depthwise (WG_DW_SHARE)
+#endif
+#ifndef WG_DW_SHARE
+#define WG_DW_SHARE 25  // WG_GEMM_WGS = 2: percent of a tile's depthwise groups each GEMM warpgroup builds (the
+                        // other two split the rest)
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
 static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
+static_assert(WG_GEMM_WGS == 4 || (WG_GEMM_WGS == 2 && WARPGROUPS == 4 && WG_WS == 0 && WG_Y_TMA == 0),
+              "WG_GEMM_WGS: 4, or 2 with WARPGROUPS=4, WG_WS=0 and WG_Y_TMA=0");
+static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
 
 namespace {
@@ -304,16 +317,16 @@ struct WgTiles {
   __device__ __forceinline__ void wait_x(int n) const {
     if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[n % S], (n / S) & 1);
   }
-  // x slot n % S -> act buffer n % 2 for tile t: channel c, share h of nsplit of the tile's groups.
+  // x slot n % S -> act buffer n % 2 for tile t: channel c, groups [groups lo / den, groups hi / den) of the tile's.
   __device__ __forceinline__ void depthwise(int n, int64_t t, const float (&wt)[kKmax], float bias, int c, bool live,
-                                            int h, int nsplit) const {
+                                            int lo, int hi, int den) const {
     const int64_t xs = (t % p.n_tt) * TT - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     const int groups = TT / G + (shift > 0 ? 1 : 0);  // per channel row
     if (!(FUSED_ABLATE & 1))
       wg_dw_silu<T, kSplit, TT, D>(p.K, smem + L::off_act + (n & 1) * L::act_stage, L::act_part,
                                    reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW, wt,
-                                   bias, c, live, groups * h / nsplit, groups * (h + 1) / nsplit, shift);
+                                   bias, c, live, groups * lo / den, groups * hi / den, shift);
   }
 };
 
@@ -476,6 +489,15 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   // thread -> one channel c of the 128 (lanes on consecutive channels) and one share h of the tile's groups
   constexpr int CP = kMaxCin, nsplit = kThreads / CP;
   const int c = tid % CP, h = tid / CP;
+  // WG_GEMM_WGS = 2: warpgroups 0, 1 issue the GEMM (N = TT) and store y; their depthwise shares are WG_DW_SHARE
+  // percent of the groups each, warpgroups 2, 3 split the rest (h = the warpgroup at 512 threads)
+  constexpr bool kGemmHalf = WG_GEMM_WGS == 2 && !kSplit;
+  constexpr int kN = kGemmHalf ? TT : kNT;  // this kernel's wgmma N
+  static_assert(!kGemmHalf || !kYTma, "WG_GEMM_WGS = 2 stores y from the accumulators");
+  const bool gemm_wg = !kGemmHalf || wgroup < 2;
+  constexpr int kDen = kGemmHalf ? 200 : nsplit;
+  auto share_edge = [&](int k) { return k <= 2 ? 2 * WG_DW_SHARE * k : 4 * WG_DW_SHARE + (200 - 4 * WG_DW_SHARE) / 2 * (k - 2); };
+  const int dw_lo = kGemmHalf ? share_edge(h) : h, dw_hi = kGemmHalf ? (h == 3 ? 200 : share_edge(h + 1)) : h + 1;
   const bool live = c < p.C_in;
   float wt[kKmax], bias = 0.0f;
 #pragma unroll
@@ -502,22 +524,46 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);
   if (tid == 0) tiles.after_first(tile);
-  tiles.depthwise(0, tile, wt, bias, c, live, h, nsplit);
+  tiles.depthwise(0, tile, wt, bias, c, live, dw_lo, dw_hi, kDen);
   if (tracer) wg_mark_tile(0, kTrDwDone);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
   if (tracer) wg_mark_tile(0, kTrBarrier);
   if (tid == 0) tiles.issue_x(S, tile + S * stride);
 
-  float d[kAcc][kNT / 2];
+  // step i's first half: x(next) landed -> depthwise(i + 1) into act[(i + 1) % 2] (MMA(i) runs meanwhile)
+  auto build_next = [&](int i, int64_t next) {
+    tiles.wait_x(i + 1);  // x(next) landed
+    if (tracer) wg_mark_tile(i + 1, kTrXLanded);
+    tiles.depthwise(i + 1, next, wt, bias, c, live, dw_lo, dw_hi, kDen);
+    if (tracer) wg_mark_tile(i + 1, kTrDwDone);
+    fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
+    if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
+      __syncthreads();
+      if (tid == 0) tiles.issue_x(i + 2, next + stride);
+    }
+  };
+  if (kGemmHalf && !gemm_wg) {  // warpgroups 2, 3 (WG_GEMM_WGS = 2): the depthwise only, at the same barriers.
+    // (A loop of its own: a branch on the role between a wgmma issue and its wait makes ptxas serialize them, C7518.)
+    for (int i = 0;; ++i) {
+      const int64_t next = tile + stride;
+      const bool has_next = next < p.n_tiles;  // block-uniform
+      if (has_next) build_next(i, next);
+      __syncthreads();
+      if (!has_next) return;
+      tile = next;
+    }
+  }
+
+  float d[kAcc][kN / 2];
 #pragma unroll
   for (int a = 0; a < kAcc; ++a)
 #pragma unroll
-    for (int r = 0; r < kNT / 2; ++r) d[a][r] = 0.0f;
-  const int wg_m = wgroup & 1, wg_n = wgroup >> 1;
+    for (int r = 0; r < kN / 2; ++r) d[a][r] = 0.0f;
+  const int wg_m = wgroup & 1, wg_n = kGemmHalf ? 0 : wgroup >> 1;
   const uint32_t w_wg = w_addr + wg_m * 64 * 128;       // this warpgroup's first W row
   const uint32_t act_wg = act_addr + wg_n * kNT * 128;  // ... and its first act row (tile column)
-  wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg, L::w_bytes, L::act_part);
+  wg_gemm_issue<E, kSplit, kN, TT>(d, w_wg, act_wg, L::w_bytes, L::act_part);
   if (tracer) wg_mark_tile(0, kTrMmaIssued);
 
   // The loop exits only before an MMA is issued, so every path to the accumulators' next use passes a
@@ -527,40 +573,37 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   for (int i = 0;; ++i) {
     const int64_t next = tile + stride;
     const bool has_next = next < p.n_tiles;  // block-uniform
-    if (has_next) {
-      tiles.wait_x(i + 1);  // x(next) landed
-      if (tracer) wg_mark_tile(i + 1, kTrXLanded);
-      tiles.depthwise(i + 1, next, wt, bias, c, live, h, nsplit);  // overlaps MMA(tile)
-      if (tracer) wg_mark_tile(i + 1, kTrDwDone);
-      fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
-      if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
-        __syncthreads();
-        if (tid == 0) tiles.issue_x(i + 2, next + stride);
-      }
-    }
-    wg_wait<0>();
-    wg_fence_regs(d);
-    if (tracer) wg_mark_tile(i, kTrMmaDone);
-    const int64_t yb = FUSED_ABLATE & 64 ? 0 : tile / p.n_tt, ycol = (tile % p.n_tt) * TT + wg_n * kNT;
-    if (kYTma && p.y_tma) {  // block-uniform
-      // both warpgroups of this column half are past MMA(i): its part of act[i % 2] is free for y(i)
-      named_bar_sync(1 + wg_n, 256);
-      const int piece = 4 * wg_m + (warp & 3);  // of the 8 pieces of 16 rows x 128 bytes in the half
-      unsigned char* stage = smem + L::off_act + (i & 1) * L::act_stage + (piece / (kNT / 16)) * (TT * 128) +
-                             (wg_n * kNT + 16 * (piece % (kNT / 16))) * 128;
-      // (act[i % 2] is rewritten by depthwise(i + 2), after the barrier below)
-      wg_store_tma<T, kNT>(d[0], stage, bias_pw.x, bias_pw.y, &ymap, ycol, wg_m * 64 + 16 * (warp & 3), yb);
-    } else {
+    if (has_next) build_next(i, next);  // overlaps MMA(tile)
+    {
+      wg_wait<0>();
+      wg_fence_regs(d);
+      if (tracer) wg_mark_tile(i, kTrMmaDone);
+      const int64_t yb = FUSED_ABLATE & 64 ? 0 : tile / p.n_tt, ycol = (tile % p.n_tt) * TT + wg_n * kNT;
       // FUSED_ABLATE 64: every tile's y into batch row 0 (the same stores, L2-resident: what y's DRAM writes cost)
-      wg_store<T, kNT, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y);
+      auto store_regs = [&] { wg_store<T, kN, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y); };
+      if constexpr (kYTma) {
+        if (p.y_tma) {  // block-uniform
+          // both warpgroups of this column half are past MMA(i): its part of act[i % 2] is free for y(i)
+          named_bar_sync(1 + wg_n, 256);
+          const int piece = 4 * wg_m + (warp & 3);  // of the 8 pieces of 16 rows x 128 bytes in the half
+          unsigned char* stage = smem + L::off_act + (i & 1) * L::act_stage + (piece / (kNT / 16)) * (TT * 128) +
+                                 (wg_n * kNT + 16 * (piece % (kNT / 16))) * 128;
+          // (act[i % 2] is rewritten by depthwise(i + 2), after the barrier below)
+          wg_store_tma<T, kNT>(d[0], stage, bias_pw.x, bias_pw.y, &ymap, ycol, wg_m * 64 + 16 * (warp & 3), yb);
+        } else {
+          store_regs();
+        }
+      } else {
+        store_regs();
+      }
+      if (tracer) wg_mark_tile(i, kTrStored);
     }
-    if (tracer) wg_mark_tile(i, kTrStored);
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);
     if (!has_next) break;
     if constexpr (S >= 2)
       if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
-    wg_gemm_issue<E, kSplit, kNT, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
+    wg_gemm_issue<E, kSplit, kN, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
     if (tracer) wg_mark_tile(i + 1, kTrMmaIssued);
     tile = next;
   }
@@ -631,7 +674,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
       if (n == 0 && ptid == 0) tiles.after_first(tile);
       if (n >= 2) mbar_wait(&empty[n & 1], ((n >> 1) - 1) & 1);  // the consumers' MMA(n - 2) is done with it
       if (tracer) wg_mark_tile(n, kTrActFree);
-      tiles.depthwise(n, tile, wt, bias, c, live, h, nsplit);
+      tiles.depthwise(n, tile, wt, bias, c, live, h, h + 1, nsplit);
       if (tracer) wg_mark_tile(n, kTrDwDone);
       fence_proxy_async();  // act[n % 2] -> visible to the consumers' wgmma
       mbar_arrive(&full[n & 1]);
