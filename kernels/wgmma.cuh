@@ -61,10 +61,14 @@
                     // (25.28 against 23.68; docs/ladder.md)
 #endif
 #ifndef WG_GEMM_WGS
-#define WG_GEMM_WGS 4  // wg_kernel (WG_WS = 0, WARPGROUPS = 4, one accumulator): the warpgroups that issue the GEMM.
-                       // 2: warpgroups 0 and 1 each multiply their 64 W rows by the whole tile (wgmma N = TILE_T,
-                       // W_pw read from smem once per tile instead of twice) and store y; warpgroups 2 and 3 only
-                       // build act, taking the larger share of the depthwise (WG_DW_SHARE)
+#define WG_GEMM_WGS 0  // wg_kernel (WG_WS = 0, WARPGROUPS = 4, one accumulator, y stored from the accumulators): the
+                       // warpgroups that issue the GEMM. 4: every warpgroup, N = TILE_T / 2. 2: warpgroups 0 and 1
+                       // each multiply their 64 W rows by the whole tile (wgmma N = TILE_T, W_pw read from smem once
+                       // per tile instead of twice) and store y; warpgroups 2 and 3 only build act (WG_DW_SHARE).
+                       // 0: 2 where C_in > WG_GEMM_HALF_CIN (the depthwise's share of the work is large), else 4
+#endif
+#ifndef WG_GEMM_HALF_CIN
+#define WG_GEMM_HALF_CIN 64
 #endif
 #ifndef WG_DW_SHARE
 #define WG_DW_SHARE 25  // WG_GEMM_WGS = 2: percent of a tile's depthwise groups each GEMM warpgroup builds (the
@@ -75,8 +79,7 @@
 #endif
 static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
-static_assert(WG_GEMM_WGS == 4 || (WG_GEMM_WGS == 2 && WARPGROUPS == 4 && WG_WS == 0 && WG_Y_TMA == 0),
-              "WG_GEMM_WGS: 4, or 2 with WARPGROUPS=4, WG_WS=0 and WG_Y_TMA=0");
+static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (by C_in), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
 
@@ -470,7 +473,7 @@ __host__ __device__ constexpr int wg_y_box() {
 //             wait MMA(i); bias + store y(i) from the accumulators
 //             barrier; [S = 2: TMA x(i+3) into the slot depthwise(i+1) freed]; issue MMA(i+1)
 // Warpgroup g multiplies W rows 64 (g % 2) .. + 63 by tile columns kNT (g / 2) .. + kNT - 1.
-template <typename T, bool kSplit, int TT, int D>
+template <typename T, bool kSplit, int TT, int D, bool kHalf>
 __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
                                                                      const __grid_constant__ CUtensorMap ymap) {
   using E = WgElem<T>;
@@ -491,7 +494,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   const int c = tid % CP, h = tid / CP;
   // WG_GEMM_WGS = 2: warpgroups 0, 1 issue the GEMM (N = TT) and store y; their depthwise shares are WG_DW_SHARE
   // percent of the groups each, warpgroups 2, 3 split the rest (h = the warpgroup at 512 threads)
-  constexpr bool kGemmHalf = WG_GEMM_WGS == 2 && !kSplit;
+  constexpr bool kGemmHalf = kHalf;  // (wg_gemm_half_ok)
   constexpr int kN = kGemmHalf ? TT : kNT;  // this kernel's wgmma N
   static_assert(!kGemmHalf || !kYTma, "WG_GEMM_WGS = 2 stores y from the accumulators");
   const bool gemm_wg = !kGemmHalf || wgroup < 2;
@@ -797,6 +800,17 @@ CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_
   return tma_map_3d(base, type, dims, strides, box, swizzle);
 }
 
+// WG_GEMM_WGS = 2's form exists for this configuration (wg_kernel, 4 warpgroups, one accumulator, y from registers)
+template <typename T, bool kSplit>
+constexpr bool wg_gemm_half_ok() {
+  return WG_GEMM_WGS != 4 && WG_WS == 0 && WARPGROUPS == 4 && !kSplit && wg_y_box<T, kSplit>() == 0;
+}
+// ... and is used for `a`
+template <typename T, bool kSplit>
+bool wg_gemm_half(const FusedArgs& a) {
+  return wg_gemm_half_ok<T, kSplit>() && (WG_GEMM_WGS == 2 || a.C_in > WG_GEMM_HALF_CIN);
+}
+
 // Host: the whole refusal of one configuration (nullptr = this variant computes `a`).
 template <typename T, bool kSplit>
 const char* wg_refusal(const FusedArgs& a) {
@@ -822,17 +836,22 @@ void wg_launch(const FusedArgs& a, void* stream) {
              reinterpret_cast<uintptr_t>(a.y) % 16 == 0) ? 1 : 0;
   const CUtensorMap ymap =
       p.y_tma ? wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox, 16, CU_TENSOR_MAP_SWIZZLE_128B) : xmap;
-  auto kernel = [](auto dil) {  // the kernel for dilation dil (a compile-time constant)
-    constexpr int D = decltype(dil)::value;
-    if constexpr (WG_WS) return wg_ws_kernel<T, kSplit, TILE_T, D>;
-    else return wg_kernel<T, kSplit, TILE_T, D>;
+  auto launch = [&](auto half) {  // half: WG_GEMM_WGS = 2's form (a compile-time constant)
+    auto kernel = [](auto dil) {  // the kernel for dilation dil (a compile-time constant)
+      constexpr int D = decltype(dil)::value;
+      if constexpr (WG_WS) return wg_ws_kernel<T, kSplit, TILE_T, D>;
+      else return wg_kernel<T, kSplit, TILE_T, D, decltype(half)::value>;
+    };
+    switch (a.dilation) {
+      case 1: return tc_launch_persistent(kernel(std::integral_constant<int, 1>{}), kThreads, smem, a, p, stream, xmap, ymap);
+      case 2: return tc_launch_persistent(kernel(std::integral_constant<int, 2>{}), kThreads, smem, a, p, stream, xmap, ymap);
+      case 3: return tc_launch_persistent(kernel(std::integral_constant<int, 3>{}), kThreads, smem, a, p, stream, xmap, ymap);
+      default: return tc_launch_persistent(kernel(std::integral_constant<int, 4>{}), kThreads, smem, a, p, stream, xmap, ymap);
+    }
   };
-  switch (a.dilation) {
-    case 1: return tc_launch_persistent(kernel(std::integral_constant<int, 1>{}), kThreads, smem, a, p, stream, xmap, ymap);
-    case 2: return tc_launch_persistent(kernel(std::integral_constant<int, 2>{}), kThreads, smem, a, p, stream, xmap, ymap);
-    case 3: return tc_launch_persistent(kernel(std::integral_constant<int, 3>{}), kThreads, smem, a, p, stream, xmap, ymap);
-    default: return tc_launch_persistent(kernel(std::integral_constant<int, 4>{}), kThreads, smem, a, p, stream, xmap, ymap);
-  }
+  if constexpr (wg_gemm_half_ok<T, kSplit>())
+    if (wg_gemm_half<T, kSplit>(a)) return launch(std::true_type{});
+  return launch(std::false_type{});
 }
 
 }  // namespace
