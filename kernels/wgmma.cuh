@@ -65,10 +65,8 @@
                        // warpgroups that issue the GEMM. 4: every warpgroup, N = TILE_T / 2. 2: warpgroups 0 and 1
                        // each multiply their 64 W rows by the whole tile (wgmma N = TILE_T, W_pw read from smem once
                        // per tile instead of twice) and store y; warpgroups 2 and 3 only build act (WG_DW_SHARE).
-                       // 0: 2 where C_in > WG_GEMM_HALF_CIN (the depthwise's share of the work is large), else 4
-#endif
-#ifndef WG_GEMM_HALF_CIN
-#define WG_GEMM_HALF_CIN 64
+                       // 0: 2 where C_out > 64 (where C_out <= 64, warpgroup 1's W rows are all padding and
+                       // warpgroup 0 alone would store y: measured slower), else 4
 #endif
 #ifndef WG_DW_SHARE
 #define WG_DW_SHARE 25  // WG_GEMM_WGS = 2: percent of a tile's depthwise groups each GEMM warpgroup builds (the
@@ -808,7 +806,7 @@ constexpr bool wg_gemm_half_ok() {
 // ... and is used for `a`
 template <typename T, bool kSplit>
 bool wg_gemm_half(const FusedArgs& a) {
-  return wg_gemm_half_ok<T, kSplit>() && (WG_GEMM_WGS == 2 || a.C_in > WG_GEMM_HALF_CIN);
+  return wg_gemm_half_ok<T, kSplit>() && (WG_GEMM_WGS == 2 || a.C_out > 64);
 }
 
 // Host: the whole refusal of one configuration (nullptr = this variant computes `a`).
