@@ -61,7 +61,7 @@
                     // (25.28 against 23.68; docs/ladder.md)
 #endif
 #ifndef WG_GEMM_WGS
-#define WG_GEMM_WGS 0  // wg_kernel (WG_WS = 0, WARPGROUPS = 4, one accumulator, y stored from the accumulators): the
+#define WG_GEMM_WGS 4  // wg_kernel (WG_WS = 0, WARPGROUPS = 4, one accumulator, y stored from the accumulators): the
                        // warpgroups that issue the GEMM. 4: every warpgroup, N = TILE_T / 2. 2: warpgroups 0 and 1
                        // each multiply their 64 W rows by the whole tile (wgmma N = TILE_T, W_pw read from smem once
                        // per tile instead of twice) and store y; warpgroups 2 and 3 only build act (WG_DW_SHARE).
@@ -525,7 +525,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);
   if (tid == 0) tiles.after_first(tile);
-  tiles.depthwise(0, tile, wt, bias, c, live, dw_lo, dw_hi, kDen);
+  // (the upper edge written at the call for the four-warpgroup form: its SASS then stays the one before WG_GEMM_WGS)
+  tiles.depthwise(0, tile, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
   if (tracer) wg_mark_tile(0, kTrDwDone);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
@@ -536,7 +537,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   auto build_next = [&](int i, int64_t next) {
     tiles.wait_x(i + 1);  // x(next) landed
     if (tracer) wg_mark_tile(i + 1, kTrXLanded);
-    tiles.depthwise(i + 1, next, wt, bias, c, live, dw_lo, dw_hi, kDen);
+    tiles.depthwise(i + 1, next, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
     if (tracer) wg_mark_tile(i + 1, kTrDwDone);
     fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
     if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
