@@ -325,7 +325,7 @@ def _table_lines(t: pd.DataFrame, short: bool = False) -> list[str]:
     """The results table as markdown lines: every column (docs/results.md), or `short` (the README: median, max diff
     to eager, x floor, speedup; the spread and the error vs float64 stay in the full table)."""
     head = (f"GPU: {t['device_name'].iloc[0]}, torch {t['torch'].iloc[0]}, CUDA {t['cuda'].iloc[0]}, "
-            f"commit(s) {', '.join(sorted(set(map(str, t['commit']))))}; median of {int(t['n'].max())} calls, "
+            f"commit(s) {', '.join(sorted(set(str(c)[:7] for c in t['commit'])))}; median of {int(t['n'].max())} calls, "
             "L2 flushed; each row is the latest bench of that variant and dtype; ")
     if short:
         lines = [head + "max diff to eager: max |y - eager's y| under PyTorch's defaults; floor = minimum bytes / "

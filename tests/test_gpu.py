@@ -19,6 +19,21 @@ def test_variant_passes_the_battery(variant):
     assert ok, table[table.status != "pass"].to_string()
 
 
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rung 09 is sm_90a code")
+@pytest.mark.parametrize("gemm_wgs", ["2", "0"])
+def test_two_warpgroup_gemm_passes_the_battery(gemm_wgs):
+    """wgmma.cuh's WG_GEMM_WGS: the GEMM issued by two warpgroups at N = TILE_T (2: at every shape; 0: where
+    C_out > 64) passes rung 09's battery, and at the headline its y equals the four-warpgroup form's bit for bit (the
+    same products summed in the same order)."""
+    defines = fj.defines_over_tuned("wgmma_tf32", {"WG_GEMM_WGS": gemm_wgs})
+    table, ok = fj.check("wgmma_tf32", defines=defines)
+    assert ok, table[table.status != "pass"].to_string()
+    model, x = fj.make_case(dict(fj.HEADLINE), torch.float32, "cuda", seed=3)
+    y = fj.run_variant("wgmma_tf32", model, x, defines=defines)
+    assert torch.equal(y, fj.run_variant("wgmma_tf32", model, x))
+
+
 @pytest.mark.parametrize("variant", CUDA_VARIANTS)
 def test_modelnew_matches_model_on_gpu(variant):
     args = (96, 200, 5, 2)

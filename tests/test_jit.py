@@ -38,6 +38,13 @@ def test_every_variant_compiles_through_load(variant):
     assert callable(module.forward) and callable(module.why_unsupported)
 
 
+def test_two_warpgroup_gemm_knob_compiles():
+    """Rung 09 with WG_GEMM_WGS=0 (the two-warpgroup GEMM chosen at launch where C_out > 64: both kernel forms in one
+    build) compiles here too; tests/test_gpu.py runs its battery."""
+    module = fj.load("wgmma_tf32", fj.defines_over_tuned("wgmma_tf32", {"WG_GEMM_WGS": "0"}))
+    assert callable(module.forward)
+
+
 def test_smem_poisoner_compiles():
     """The kernel run_variant launches before each checked call to fill every SM's shared memory with NaN
     compiles here too (it runs only on a GPU)."""
