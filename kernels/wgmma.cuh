@@ -77,7 +77,7 @@
 #endif
 static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
-static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (by C_in), 2 or 4");
+static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (by C_out), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
 
@@ -470,8 +470,10 @@ __host__ __device__ constexpr int wg_y_box() {
 //             [S = 1: barrier; TMA x(i+2) into the slot depthwise(i+1) freed]
 //             wait MMA(i); bias + store y(i) from the accumulators
 //             barrier; [S = 2: TMA x(i+3) into the slot depthwise(i+1) freed]; issue MMA(i+1)
-// Warpgroup g multiplies W rows 64 (g % 2) .. + 63 by tile columns kNT (g / 2) .. + kNT - 1.
-template <typename T, bool kSplit, int TT, int D, bool kHalf>
+// Warpgroup g multiplies W rows 64 (g % 2) .. + 63 by tile columns kNT (g / 2) .. + kNT - 1; with kGemmHalf
+// (WG_GEMM_WGS, chosen at launch by wg_gemm_half) warpgroups 0, 1 multiply their rows by all TT columns and store y,
+// and warpgroups 2, 3 run only the depthwise steps, in a loop of their own meeting the same block barriers.
+template <typename T, bool kSplit, int TT, int D, bool kGemmHalf>
 __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
                                                                      const __grid_constant__ CUtensorMap ymap) {
   using E = WgElem<T>;
@@ -492,12 +494,13 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   const int c = tid % CP, h = tid / CP;
   // WG_GEMM_WGS = 2: warpgroups 0, 1 issue the GEMM (N = TT) and store y; their depthwise shares are WG_DW_SHARE
   // percent of the groups each, warpgroups 2, 3 split the rest (h = the warpgroup at 512 threads)
-  constexpr bool kGemmHalf = kHalf;  // (wg_gemm_half_ok)
   constexpr int kN = kGemmHalf ? TT : kNT;  // this kernel's wgmma N
   static_assert(!kGemmHalf || !kYTma, "WG_GEMM_WGS = 2 stores y from the accumulators");
   const bool gemm_wg = !kGemmHalf || wgroup < 2;
   constexpr int kDen = kGemmHalf ? 200 : nsplit;
-  auto share_edge = [&](int k) { return k <= 2 ? 2 * WG_DW_SHARE * k : 4 * WG_DW_SHARE + (200 - 4 * WG_DW_SHARE) / 2 * (k - 2); };
+  auto share_edge = [](int k) {  // in 200ths of the groups: the first k warpgroups' shares
+    return k <= 2 ? 2 * WG_DW_SHARE * k : 4 * WG_DW_SHARE + (200 - 4 * WG_DW_SHARE) / 2 * (k - 2);
+  };
   const int dw_lo = kGemmHalf ? share_edge(h) : h, dw_hi = kGemmHalf ? (h == 3 ? 200 : share_edge(h + 1)) : h + 1;
   const bool live = c < p.C_in;
   float wt[kKmax], bias = 0.0f;
@@ -576,30 +579,28 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     const int64_t next = tile + stride;
     const bool has_next = next < p.n_tiles;  // block-uniform
     if (has_next) build_next(i, next);  // overlaps MMA(tile)
-    {
-      wg_wait<0>();
-      wg_fence_regs(d);
-      if (tracer) wg_mark_tile(i, kTrMmaDone);
-      const int64_t yb = FUSED_ABLATE & 64 ? 0 : tile / p.n_tt, ycol = (tile % p.n_tt) * TT + wg_n * kNT;
-      // FUSED_ABLATE 64: every tile's y into batch row 0 (the same stores, L2-resident: what y's DRAM writes cost)
-      auto store_regs = [&] { wg_store<T, kN, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y); };
-      if constexpr (kYTma) {
-        if (p.y_tma) {  // block-uniform
-          // both warpgroups of this column half are past MMA(i): its part of act[i % 2] is free for y(i)
-          named_bar_sync(1 + wg_n, 256);
-          const int piece = 4 * wg_m + (warp & 3);  // of the 8 pieces of 16 rows x 128 bytes in the half
-          unsigned char* stage = smem + L::off_act + (i & 1) * L::act_stage + (piece / (kNT / 16)) * (TT * 128) +
-                                 (wg_n * kNT + 16 * (piece % (kNT / 16))) * 128;
-          // (act[i % 2] is rewritten by depthwise(i + 2), after the barrier below)
-          wg_store_tma<T, kNT>(d[0], stage, bias_pw.x, bias_pw.y, &ymap, ycol, wg_m * 64 + 16 * (warp & 3), yb);
-        } else {
-          store_regs();
-        }
+    wg_wait<0>();
+    wg_fence_regs(d);
+    if (tracer) wg_mark_tile(i, kTrMmaDone);
+    const int64_t yb = FUSED_ABLATE & 64 ? 0 : tile / p.n_tt, ycol = (tile % p.n_tt) * TT + wg_n * kNT;
+    // FUSED_ABLATE 64: every tile's y into batch row 0 (the same stores, L2-resident: what y's DRAM writes cost)
+    auto store_regs = [&] { wg_store<T, kN, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y); };
+    if constexpr (kYTma) {
+      if (p.y_tma) {  // block-uniform
+        // both warpgroups of this column half are past MMA(i): its part of act[i % 2] is free for y(i)
+        named_bar_sync(1 + wg_n, 256);
+        const int piece = 4 * wg_m + (warp & 3);  // of the 8 pieces of 16 rows x 128 bytes in the half
+        unsigned char* stage = smem + L::off_act + (i & 1) * L::act_stage + (piece / (kNT / 16)) * (TT * 128) +
+                               (wg_n * kNT + 16 * (piece % (kNT / 16))) * 128;
+        // (act[i % 2] is rewritten by depthwise(i + 2), after the barrier below)
+        wg_store_tma<T, kNT>(d[0], stage, bias_pw.x, bias_pw.y, &ymap, ycol, wg_m * 64 + 16 * (warp & 3), yb);
       } else {
         store_regs();
       }
-      if (tracer) wg_mark_tile(i, kTrStored);
+    } else {
+      store_regs();
     }
+    if (tracer) wg_mark_tile(i, kTrStored);
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);
     if (!has_next) break;
