@@ -22,6 +22,7 @@ log() { echo "=== $(date -u +%H:%M:%S) $*"; }
 # expression passed whole (e.g. TEST_K="trains_with or opcheck": inside TEST_ARGS its quotes would not survive the
 # split, and pytest took "or" for a file in the daa094e run).
 # VARIANTS (env) restricts build/check/sanitize/bench to some variants; default: every CUDA variant.
+# SANITIZE_VARIANTS (env) overrides the sanitized list; an entry may name a knob build, VARIANT:NAME=VALUE[,...].
 VARIANTS=$(echo ${VARIANTS:-$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')})  # one line: spliced into Python below
 VARIANT_ARGS=$(for v in $VARIANTS; do printf -- '--variant %s ' "$v"; done)
 run_sanitize() {
@@ -32,8 +33,10 @@ run_sanitize() {
 }
 run_tests() {
   log "pytest -m gpu"
-  timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} ${TEST_K:+-k "$TEST_K"} 2>&1 | sed "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
-    grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed"
+  # (sed -u and grep --line-buffered: a run cut short by the device call's limit still leaves every finished test's
+  # line in gpu_tests.txt and the log; block-buffered, the aa3bfae run's left none)
+  timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} ${TEST_K:+-k "$TEST_K"} 2>&1 | sed -u "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
+    grep --line-buffered -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed"
 }
 {
 log "info"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv

@@ -1,6 +1,7 @@
 """Run one variant on a few small, awkward shapes (for compute-sanitizer memcheck / racecheck).
-Usage: compute-sanitizer --tool memcheck python scripts/sanitize_case.py VARIANT [NAME=VALUE ...]
-(NAME=VALUE: compile-time parameters over the variant's tuned ones). VARIANT `general`: the general path's
+Usage: compute-sanitizer --tool memcheck python scripts/sanitize_case.py VARIANT[:NAME=VALUE,...] [NAME=VALUE ...]
+(NAME=VALUE: compile-time parameters over the variant's tuned ones; the VARIANT:NAME=VALUE form is ab's, and lets
+scripts/h200.sh's SANITIZE_VARIANTS name a knob build, e.g. wgmma_tf32:WG_GEMM_WGS=2). VARIANT `general`: the general path's
 dw_silu kernel (kernels/dw_silu.cu) in every dtype, against eager. VARIANT `backward`: the depthwise half of the
 backward (kernels/dw_silu_backward.cu, rungs 3-4, and dw_silu_backward_tc.cu, rung 5) and the 1x1 conv's weight
 gradient (pw_weight_grad.cu, rung 6, or pw_weight_grad_wgmma.cu, rung 7, on sm_90: the shapes with C, C_out >= 32)
@@ -14,7 +15,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fused_jit as fj  # noqa: E402
 
-variant = sys.argv[1]
+variant, _, knobs = sys.argv[1].partition(":")
+knobs = [k for k in knobs.split(",") if k] + sys.argv[2:]
 SHAPES = None
 if variant == fj.GENERAL:
     worst = 0.0
@@ -101,7 +103,7 @@ if variant == "backward":
           f"rung 9 + 4's gv form at {ran_alone['r9']} shapes: max |grad - float64's| / max = {worst_alone['r9']:.3g} "
           "(bound 1e-3)")
     sys.exit(0 if worst <= 1e-4 and worst_pw <= 1e-3 and worst_dg <= 1e-5 and max(worst_alone.values()) <= 1e-3 else 1)
-defines = fj.defines_over_tuned(variant, sys.argv[2:])
+defines = fj.defines_over_tuned(variant, knobs)
 info = fj.variant_info(variant)
 shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   # the headline's tiles
           dict(B=1, C_in=96, C_out=200, T=131, K=4, dilation=3, bias=False),   # odd everything
