@@ -501,7 +501,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   auto share_edge = [](int k) {  // in 200ths of the groups: the first k warpgroups' shares
     return k <= 2 ? 2 * WG_DW_SHARE * k : 4 * WG_DW_SHARE + (200 - 4 * WG_DW_SHARE) / 2 * (k - 2);
   };
-  const int dw_lo = kGemmHalf ? share_edge(h) : h, dw_hi = kGemmHalf ? (h == 3 ? 200 : share_edge(h + 1)) : h + 1;
+  // this thread's groups: [dw_lo, dw_hi) in 200ths with kGemmHalf, else share h of nsplit (dw_hi unused)
+  const int dw_lo = kGemmHalf ? share_edge(h) : h, dw_hi = h == 3 ? 200 : share_edge(h + 1);
   const bool live = c < p.C_in;
   float wt[kKmax], bias = 0.0f;
 #pragma unroll
