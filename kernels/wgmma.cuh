@@ -61,7 +61,7 @@
                     // (25.28 against 23.68; docs/ladder.md)
 #endif
 #ifndef WG_GEMM_WGS
-#define WG_GEMM_WGS 4  // wg_kernel (WG_WS = 0, WARPGROUPS = 4, one accumulator, y stored from the accumulators): the
+#define WG_GEMM_WGS 0  // wg_kernel (WG_WS = 0, WARPGROUPS = 4, one accumulator, y stored from the accumulators): the
                        // warpgroups that issue the GEMM. 4: every warpgroup, N = TILE_T / 2. 2: warpgroups 0 and 1
                        // each multiply their 64 W rows by the whole tile (wgmma N = TILE_T, W_pw read from smem once
                        // per tile instead of twice) and store y; warpgroups 2 and 3 only build act (WG_DW_SHARE).

@@ -21,17 +21,18 @@ def test_variant_passes_the_battery(variant):
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rung 09 is sm_90a code")
-@pytest.mark.parametrize("gemm_wgs", ["2", "0"])
+@pytest.mark.parametrize("gemm_wgs", ["2", None], ids=["forced_2", "tree_default"])
 def test_two_warpgroup_gemm_passes_the_battery(gemm_wgs):
-    """wgmma.cuh's WG_GEMM_WGS: the GEMM issued by two warpgroups at N = TILE_T (2: at every shape; 0: where
-    C_out > 64) passes rung 09's battery, and at the headline its y equals the four-warpgroup form's bit for bit (the
-    same products summed in the same order)."""
-    defines = fj.defines_over_tuned("wgmma_tf32", {"WG_GEMM_WGS": gemm_wgs})
+    """wgmma.cuh's WG_GEMM_WGS: the GEMM issued by two warpgroups at N = TILE_T (2: at every shape; the default, 0:
+    where C_out > 64) passes rung 09's battery, and at the headline its y equals the four-warpgroup form's
+    (WG_GEMM_WGS=4) bit for bit (the same products summed in the same order)."""
+    defines = fj.defines_over_tuned("wgmma_tf32", {"WG_GEMM_WGS": gemm_wgs}) if gemm_wgs else None
     table, ok = fj.check("wgmma_tf32", defines=defines)
     assert ok, table[table.status != "pass"].to_string()
     model, x = fj.make_case(dict(fj.HEADLINE), torch.float32, "cuda", seed=3)
     y = fj.run_variant("wgmma_tf32", model, x, defines=defines)
-    assert torch.equal(y, fj.run_variant("wgmma_tf32", model, x))
+    four = fj.defines_over_tuned("wgmma_tf32", {"WG_GEMM_WGS": "4"})
+    assert torch.equal(y, fj.run_variant("wgmma_tf32", model, x, defines=four))
 
 
 @pytest.mark.parametrize("variant", CUDA_VARIANTS)

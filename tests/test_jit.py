@@ -38,10 +38,10 @@ def test_every_variant_compiles_through_load(variant):
     assert callable(module.forward) and callable(module.why_unsupported)
 
 
-def test_two_warpgroup_gemm_knob_compiles():
-    """Rung 09 with WG_GEMM_WGS=0 (the two-warpgroup GEMM chosen at launch where C_out > 64: both kernel forms in one
-    build) compiles here too; tests/test_gpu.py runs its battery."""
-    module = fj.load("wgmma_tf32", fj.defines_over_tuned("wgmma_tf32", {"WG_GEMM_WGS": "0"}))
+def test_four_warpgroup_gemm_knob_compiles():
+    """Rung 09 with WG_GEMM_WGS=4 (every warpgroup issues the GEMM at every shape, the form before the two-warpgroup
+    GEMM became the default where C_out > 64) compiles here too; tests/test_gpu.py compares the forms' y."""
+    module = fj.load("wgmma_tf32", fj.defines_over_tuned("wgmma_tf32", {"WG_GEMM_WGS": "4"}))
     assert callable(module.forward)
 
 
