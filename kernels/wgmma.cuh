@@ -65,12 +65,15 @@
                        // warpgroups that issue the GEMM. 4: every warpgroup, N = TILE_T / 2. 2: warpgroups 0 and 1
                        // each multiply their 64 W rows by the whole tile (wgmma N = TILE_T, W_pw read from smem once
                        // per tile instead of twice) and store y; warpgroups 2 and 3 only build act (WG_DW_SHARE).
-                       // 0 (the default): 2 where C_out > 64 and K >= WG_GEMM_MIN_K, else 4 (where C_out <= 64,
-                       // warpgroup 1's W rows are all padding and warpgroup 0 alone would store y; at K = 3 the
-                       // depthwise left to warpgroups 2, 3 is short: both measured slower, docs/ladder.md)
+                       // 0 (the default): 2 where C_out > 64 and the depthwise is long enough to hide y's stores
+                       // behind (dilation > 1, or K >= WG_GEMM_D1_MIN_K at dilation 1), else 4. Where C_out <= 64,
+                       // warpgroup 1's W rows are all padding and warpgroup 0 alone would store y; at dilation 1
+                       // the windowed depthwise reuses its loads across outputs and is short: both measured slower
+                       // (four-warpgroup time / two-warpgroup time at B 16, C 128, T 2048: K 3, 5 at d 1 0.987,
+                       // 0.996; K 9 at d 1 1.019; every K at d 2, 4 1.040-1.056; docs/ladder.md)
 #endif
-#ifndef WG_GEMM_MIN_K
-#define WG_GEMM_MIN_K 4  // WG_GEMM_WGS = 0: the smallest kernel size K the two-warpgroup form is chosen at
+#ifndef WG_GEMM_D1_MIN_K
+#define WG_GEMM_D1_MIN_K 9  // WG_GEMM_WGS = 0: the smallest K the two-warpgroup form is chosen at where dilation = 1
 #endif
 #ifndef WG_DW_SHARE
 #define WG_DW_SHARE 25  // WG_GEMM_WGS = 2: percent of a tile's depthwise groups each GEMM warpgroup builds (the
@@ -813,7 +816,7 @@ constexpr bool wg_gemm_half_ok() {
 // ... and is used for `a`
 template <typename T, bool kSplit>
 bool wg_gemm_half(const FusedArgs& a) {
-  return wg_gemm_half_ok<T, kSplit>() && (WG_GEMM_WGS == 2 || (a.C_out > 64 && a.K >= WG_GEMM_MIN_K));
+  return wg_gemm_half_ok<T, kSplit>() && (WG_GEMM_WGS == 2 || (a.C_out > 64 && (a.dilation > 1 || a.K >= WG_GEMM_D1_MIN_K)));
 }
 
 // Host: the whole refusal of one configuration (nullptr = this variant computes `a`).
