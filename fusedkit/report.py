@@ -17,8 +17,9 @@ from .results import read_results, shape_cols, _run_ids
 
 def plot_shape_sweep(df: pd.DataFrame | None = None, device_name: str | None = None, path: str | Path | None = None):
     """ModelNew's speedup over eager (eager time / ModelNew time, same run) per channel count, one point per
-    shape of each dtype's latest 'shape_sweep' run on one GPU (a sweep may re-run one dtype only), marked by the
-    route taken; the 1.0 line is parity."""
+    shape and dtype on one GPU, marked by the route taken; the 1.0 line is parity. Each dtype's points are those of
+    its latest run over the most shapes (a whole sweep), each replaced by a later run's measurement of the same
+    shape where there is one (a sweep may re-run one dtype or some channel counts only: `shape-sweep --C 128`)."""
     import matplotlib
     if path is not None:
         matplotlib.use("Agg", force=False)
@@ -32,9 +33,17 @@ def plot_shape_sweep(df: pd.DataFrame | None = None, device_name: str | None = N
         ax.text(0.5, 0.5, "no shape_sweep rows in results/timings.csv yet", ha="center", va="center")
         return fig
     sel = sel[sel["device_name"] == sel["device_name"].iloc[-1]]
-    latest = sel.groupby("dtype")["commit"].last()  # rows are appended in time order
-    sel = sel[sel["commit"] == sel["dtype"].map(latest)]
     sel = sel.dropna(subset=["speedup_vs_eager"])
+    key = [c for c in ("B", "C_in", "C_out", "T", "K", "dilation", "bias", "dtype") if c in sel]
+    parts, runs = [], {}
+    for dt, g in sel.groupby("dtype", sort=False):  # rows are appended in time order
+        order = list(dict.fromkeys(g["commit"]))
+        size = g.groupby("commit").size()
+        base = max(order, key=lambda c: (size[c], order.index(c)))  # the latest of the runs over the most shapes
+        later = order[order.index(base):]
+        parts.append(g[g["commit"].isin(later)].drop_duplicates(subset=key, keep="last"))
+        runs[dt] = " + ".join(str(c)[:7] for c in later)
+    sel = pd.concat(parts)
     route = sel["route"].fillna("?").astype(str) if "route" in sel else pd.Series("?", index=sel.index)
     markers = {"float32": "o", "bfloat16": "s", "float16": "^"}
     rng = np.random.default_rng(0)
@@ -53,7 +62,7 @@ def plot_shape_sweep(df: pd.DataFrame | None = None, device_name: str | None = N
     ax.set_yticks([0.9, 1.0, 1.5, 2, 3, 4, 5])
     ax.set_xlabel("channels (C_in = C_out)")
     ax.set_ylabel("speedup over eager (eager time / ModelNew time)")
-    runs = ", ".join(f"{dt} at {c}" for dt, c in latest.items())
+    runs = ", ".join(f"{dt} at {c}" for dt, c in runs.items())
     ax.set_title(f"ModelNew vs eager over {len(sel)} shapes on {sel['device_name'].iloc[0]} (L2 flushed)\n"
                  f"runs: {runs}", fontsize=10)
     ax.legend(fontsize=8)

@@ -132,7 +132,8 @@ def test_shape_sweep_and_plots_cpu(tmp_path):
 
 
 def test_shape_sweep_plot_takes_each_dtypes_latest_run():
-    """A sweep may re-run one dtype: the picture shows float32 from its latest run and bfloat16 from its own."""
+    """A sweep may re-run one dtype, or some shapes of it: the picture shows each dtype's latest whole run, with the
+    shapes a later run measured again taken from that run."""
     import pandas as pd
     row = dict(kind="shape_sweep", variant="modelnew", device_name="GPU", route="general")
     df = pd.DataFrame([dict(row, commit="a", dtype="float32", C_in=c, speedup_vs_eager=1.5) for c in (32, 64)]
@@ -140,8 +141,12 @@ def test_shape_sweep_plot_takes_each_dtypes_latest_run():
                       + [dict(row, commit="b", dtype="bfloat16", C_in=c, speedup_vs_eager=2.0) for c in (32, 64)])
     ax = fj.plot_shape_sweep(df).axes[0]
     ys = sorted(float(y) for c in ax.collections for y in c.get_offsets()[:, 1])
-    assert ys == [1.5, 1.5, 2.0, 2.0], ys
-    assert "bfloat16 at b" in ax.get_title() and "float32 at a" in ax.get_title()
+    assert ys == [0.5, 1.5, 1.5, 2.0, 2.0], ys  # bfloat16 at C 32, 64 from run b, at 128 from run a
+    assert "bfloat16 at a + b" in ax.get_title() and "float32 at a," in ax.get_title()
+    whole = pd.DataFrame([dict(row, commit="c", dtype="bfloat16", C_in=c, speedup_vs_eager=3.0) for c in (32, 64, 128)])
+    ax = fj.plot_shape_sweep(pd.concat([df, whole])).axes[0]  # a later whole run replaces both
+    ys = sorted(float(y) for c in ax.collections for y in c.get_offsets()[:, 1])
+    assert ys == [1.5, 1.5, 3.0, 3.0, 3.0], ys
 
 
 def test_shape_grid_covers_the_contract():
