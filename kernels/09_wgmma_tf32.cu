@@ -34,11 +34,11 @@
 //   Shared memory: 205 KiB dynamic at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM.
 //   Knobs: wgmma.cuh's (WARPGROUPS, TILE_T, WG_X_SLOTS, WG_X_FIRST, WG_L2_PREFETCH, WG_WS, WG_MIN_BLOCKS, WG_Y_TMA,
 //   WG_GEMM_WGS, WG_GEMM_D1_MIN_K, WG_DW_SHARE)
-//   Since 2026-12-04 (c1ea9ca) the GEMM is issued by warpgroups 0 and 1 at wgmma N = TILE_T where C_out > 64 and
-//   (dilation > 1 or K >= 9), warpgroups 2 and 3 building act meanwhile (WG_GEMM_WGS=0): 1.04-1.06x faster there,
-//   0.99 at dilation 1 and K <= 5, where the four-warpgroup form stays (ab, logs/2026-12-04_251218f_*).
 //   and common.cuh's FUSED_SILU; wgmma.cuh's defaults are this rung's tuned configuration (results/tuned.json).
 //   WG_Y_TMA=1 (y by TMA stores, rung 11's default) is 6.6% slower here: 8-byte stores already fill 32-byte sectors.
+//   Since 2026-12-04 (c1ea9ca) the GEMM is issued by warpgroups 0 and 1 at wgmma N = TILE_T where C_out > 64 and
+//   (dilation > 1 or K >= 9), warpgroups 2 and 3 building act meanwhile (WG_GEMM_WGS=0): 1.04-1.06x faster there,
+//   0.987-0.996 at dilation 1 and K <= 5, where the four-warpgroup form stays (ab, logs/2026-12-04_251218f_*).
 // Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; results/traces/)
 //   says where a block's time goes. The first x tile lands late (every SM asks for its tiles at once;
 //   WG_X_FIRST shortens it). Then each tile's phases run one after another: the depthwise, the MMA issue

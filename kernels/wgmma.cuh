@@ -816,7 +816,8 @@ constexpr bool wg_gemm_half_ok() {
 // ... and is used for `a`
 template <typename T, bool kSplit>
 bool wg_gemm_half(const FusedArgs& a) {
-  return wg_gemm_half_ok<T, kSplit>() && (WG_GEMM_WGS == 2 || (a.C_out > 64 && (a.dilation > 1 || a.K >= WG_GEMM_D1_MIN_K)));
+  return wg_gemm_half_ok<T, kSplit>() &&
+         (WG_GEMM_WGS == 2 || (a.C_out > 64 && (a.dilation > 1 || a.K >= WG_GEMM_D1_MIN_K)));
 }
 
 // Host: the whole refusal of one configuration (nullptr = this variant computes `a`).

@@ -24,7 +24,7 @@ def test_variant_passes_the_battery(variant):
 @pytest.mark.parametrize("gemm_wgs", ["2", None], ids=["forced_2", "tree_default"])
 def test_two_warpgroup_gemm_passes_the_battery(gemm_wgs):
     """wgmma.cuh's WG_GEMM_WGS: the GEMM issued by two warpgroups at N = TILE_T (2: at every shape; the default, 0:
-    where C_out > 64) passes rung 09's battery, and at the headline its y equals the four-warpgroup form's
+    where C_out > 64 and (dilation > 1 or K >= 9)) passes rung 09's battery, and at the headline its y equals the four-warpgroup form's
     (WG_GEMM_WGS=4) bit for bit (the same products summed in the same order)."""
     defines = fj.defines_over_tuned("wgmma_tf32", {"WG_GEMM_WGS": gemm_wgs}) if gemm_wgs else None
     table, ok = fj.check("wgmma_tf32", defines=defines)
