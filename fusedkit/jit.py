@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -238,7 +239,18 @@ def load_built(name: str, arch: str, kwargs: dict, verbose: bool = False):
     return module
 
 
+# A build sets the compilers' environment (TORCH_CUDA_ARCH_LIST, CPATH) for the whole process while it runs, so builds
+# in one process take turns: two threads building at once undid each other's CPATH and one build failed ("compilation
+# terminated", a 7f4d631 device run). Parallel builds belong in separate processes (scripts/h200.sh's build stage).
+_build_env_lock = threading.Lock()
+
+
 def _build(name: str, arch: str, kwargs: dict, root: Path, verbose: bool):
+    with _build_env_lock:
+        _build_locked(name, arch, kwargs, root, verbose)
+
+
+def _build_locked(name: str, arch: str, kwargs: dict, root: Path, verbose: bool):
     staging = root / f"{name}.building"
     shutil.rmtree(staging, ignore_errors=True)  # a killed build's leftovers, torch's stale 'lock' among them
     staging.mkdir(parents=True)

@@ -155,6 +155,48 @@ def test_precompiled_header_only_for_the_kernels_folders_shared_flags(monkeypatc
     assert not jit._pch_ready(own, tmp_path)
 
 
+def test_builds_in_threads_keep_their_own_compiler_environment(monkeypatch, tmp_path):
+    """A build sets CPATH and TORCH_CUDA_ARCH_LIST for the process while it runs: two threads building at once must
+    not see each other's (a device run's threaded prebuild lost a build to it). load_inline stands in here for the
+    compiler and records the environment at its start and its end; build a ends while build b would be running,
+    where the two could overlap."""
+    import threading
+    from fusedkit import jit
+
+    seen, a_started, b_started = {}, threading.Event(), threading.Event()
+
+    class FakeExt:
+        @staticmethod
+        def load_inline(name, build_directory, **kw):
+            first = (os.environ.get("CPATH"), os.environ.get("TORCH_CUDA_ARCH_LIST"))
+            if name == "a":
+                a_started.set()
+                b_started.wait(1.0)  # overlapping builds: b is inside its build now; taking turns: it never gets in
+            else:
+                b_started.set()
+                time.sleep(0.5)  # a ends meanwhile, where the builds overlap
+            seen[name] = (first, (os.environ.get("CPATH"), os.environ.get("TORCH_CUDA_ARCH_LIST")))
+            Path(build_directory, f"{name}.so").write_text("")
+
+    monkeypatch.setattr(jit, "_cpp_extension", lambda: FakeExt)
+    monkeypatch.setattr(jit, "_pch_ready", lambda kwargs, root: False)
+
+    def build(name, arch):
+        jit._build(name, arch, {"extra_include_paths": [f"/inc/{name}"]}, tmp_path, False)
+
+    a = threading.Thread(target=build, args=("a", "9.0a"))
+    a.start()
+    a_started.wait(5)
+    b = threading.Thread(target=build, args=("b", "8.0"))
+    b.start()
+    a.join(10)
+    b.join(10)
+    for name, arch in (("a", "9.0a"), ("b", "8.0")):
+        for cpath, arch_list in seen[name]:
+            assert (cpath or "").split(os.pathsep)[0] == f"/inc/{name}" and arch_list == arch, (name, seen)
+    assert (tmp_path / "a" / "a.so").is_file() and (tmp_path / "b" / "b.so").is_file()
+
+
 def test_silu_exhaustive_checker_compiles():
     """The exhaustive check of common.cuh's guarded SiLU builds here too (it runs on the GPU: test_gpu.py)."""
     assert fj.silu_exhaustive(run=False) == ""
