@@ -71,7 +71,12 @@ show_source("wgmma_ops.cuh", "// Shared-memory matrix descriptor", "// Pin the a
 # One tile's GEMM per warpgroup: 16 tf32 wgmmas (K = 128 in steps of 8; bf16: 8 in steps of 16), one commit
 # group, no wait: the call returns while the tensor cores work. The 3xTF32 form issues three per k-step and
 # spreads the big*big products over several accumulators (the tensor cores' accumulation truncates; a short
-# chain keeps that error at fp32 level).
+# chain keeps that error at fp32 level). Where C_out > 64 and the dilation is above 1 (or K >= 9), rung 9 issues
+# the tile's GEMM from two of its four warpgroups at N = TILE_T instead (`WG_GEMM_WGS`): each multiplies its 64 rows
+# of W_pw by the whole tile, so W_pw is read from shared memory once per tile instead of twice, and the other two
+# warpgroups go on with the next tile's depthwise meanwhile. In the A/B runs of 2026-12-04 that was 1.04-1.06x faster
+# at dilation 2 and 4, and 0.987-0.996x at dilation 1 with K <= 5, where the four-warpgroup form stays
+# (docs/ladder.md, results/logs/2026-12-04_251218f_*).
 
 # %%
 show_source("wgmma.cuh", "// Issue this warpgroup's GEMM", "// ---- depthwise")
