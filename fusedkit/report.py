@@ -35,14 +35,14 @@ def plot_shape_sweep(df: pd.DataFrame | None = None, device_name: str | None = N
     sel = sel[sel["device_name"] == sel["device_name"].iloc[-1]]
     sel = sel.dropna(subset=["speedup_vs_eager"])
     key = [c for c in ("B", "C_in", "C_out", "T", "K", "dilation", "bias", "dtype") if c in sel]
-    parts, runs = [], {}
+    parts, runs_of = [], {}
     for dt, g in sel.groupby("dtype", sort=False):  # rows are appended in time order
         order = list(dict.fromkeys(g["commit"]))
         size = g.groupby("commit").size()
         base = max(order, key=lambda c: (size[c], order.index(c)))  # the latest of the runs over the most shapes
         later = order[order.index(base):]
         parts.append(g[g["commit"].isin(later)].drop_duplicates(subset=key, keep="last"))
-        runs[dt] = " + ".join(str(c)[:7] for c in later)
+        runs_of[dt] = " + ".join(str(c)[:7] for c in later)
     sel = pd.concat(parts)
     route = sel["route"].fillna("?").astype(str) if "route" in sel else pd.Series("?", index=sel.index)
     markers = {"float32": "o", "bfloat16": "s", "float16": "^"}
@@ -62,7 +62,7 @@ def plot_shape_sweep(df: pd.DataFrame | None = None, device_name: str | None = N
     ax.set_yticks([0.9, 1.0, 1.5, 2, 3, 4, 5])
     ax.set_xlabel("channels (C_in = C_out)")
     ax.set_ylabel("speedup over eager (eager time / ModelNew time)")
-    runs = ", ".join(f"{dt} at {c}" for dt, c in runs.items())
+    runs = ", ".join(f"{dt} at {c}" for dt, c in runs_of.items())
     ax.set_title(f"ModelNew vs eager over {len(sel)} shapes on {sel['device_name'].iloc[0]} (L2 flushed)\n"
                  f"runs: {runs}", fontsize=10)
     ax.legend(fontsize=8)

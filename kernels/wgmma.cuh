@@ -70,7 +70,7 @@
                        // warpgroup 1's W rows are all padding and warpgroup 0 alone would store y; at dilation 1
                        // the windowed depthwise reuses its loads across outputs and is short: both measured slower
                        // (four-warpgroup time / two-warpgroup time at B 16, C 128, T 2048: K 3, 5 at d 1 0.987,
-                       // 0.996; K 9 at d 1 1.019; every K at d 2, 4 1.040-1.056; docs/ladder.md)
+                       // 0.996; K 9 at d 1 1.019; every K at d 2, 4 1.041-1.056; docs/ladder.md)
 #endif
 #ifndef WG_GEMM_D1_MIN_K
 #define WG_GEMM_D1_MIN_K 9  // WG_GEMM_WGS = 0: the smallest K the two-warpgroup form is chosen at where dilation = 1
@@ -84,7 +84,7 @@
 #endif
 static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
-static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (by C_out), 2 or 4");
+static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (chosen at launch), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
 
