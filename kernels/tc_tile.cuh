@@ -5,6 +5,7 @@
 #include "common.cuh"
 #include "cp_async.cuh"
 #include "mma_sync.cuh"
+#include "fast_div.cuh"
 
 // ---- tensor cores (rungs 05-07) ----
 // Building blocks for the mma.sync rungs, plus the one tile kernel they share (tc_fused_kernel):
@@ -41,6 +42,7 @@ struct TcParams {
   uint32_t off_mbar;                   // tc_ws_kernel only: its 4 mbarriers (8 bytes each)
   int groups = 0;                      // wgmma_rs only: warpgroups per block, each on its own tile (0 = 1 tile
                                        // per block); tc_launch_persistent sizes the grid by it
+  FastDiv tt_div;                      // wgmma.cuh: tile index -> batch row (n_tt as the divisor; n_tiles < 2^31)
 };
 
 // Activation row stride (floats): TT + pad with stride % 32 == 8, so the B-fragment loads
@@ -467,6 +469,7 @@ inline bool tc_plan(const FusedArgs& a, int elem_bytes, int TT, int BM, TcParams
   p.T = a.T; p.T_out = a.T_out;
   p.n_tt = (a.T_out + TT - 1) / TT;
   p.n_tiles = a.B * p.n_tt;
+  p.tt_div = fast_div_make(static_cast<uint32_t>(p.n_tt < (int64_t{1} << 31) ? p.n_tt : 1));  // (see TcParams)
   p.C_in = static_cast<int>(a.C_in); p.C_out = static_cast<int>(a.C_out);
   p.K = a.K; p.dilation = a.dilation; p.padding = a.padding;
   p.C_in_pad = static_cast<int>(c_in_pad);

@@ -79,6 +79,16 @@
 #define WG_DW_SHARE 25  // WG_GEMM_WGS = 2: percent of a tile's depthwise groups each GEMM warpgroup builds (the
                         // other two split the rest)
 #endif
+#ifndef WG_FAST_DIV
+#define WG_FAST_DIV 1  // tile index -> (batch row, time tile) by fast_div.cuh's multiply-high (0: `/` and `%` in 64 bits)
+#endif
+#ifndef WG_DESC_ADD
+#define WG_DESC_ADD 1  // wg_gemm_issue: each k-step's descriptors by one add to the first (0: built from the address per step)
+#endif
+#ifndef WG_FIXED_K
+#define WG_FIXED_K 0  // > 0 (a timing experiment): the depthwise compiled for this K alone (other K refused), so the
+                      // kernel holds one depthwise loop per call site instead of one per K <= 16 / dilation + 1
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -148,18 +158,26 @@ __device__ __forceinline__ void wg_gemm_issue(float (&d)[A][N / 2], uint32_t w_a
   constexpr int kPerAtom = 4;                                         // k-steps per 128-byte atom row
   wg_fence_regs(d);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  // Each k-step's descriptor is the first one plus its byte offset / 16: the start-address field (bits 0-13, the
+  // address / 16) holds any shared-memory address, so the add never carries out of it, and one add replaces
+  // wg_desc's add, mask, shift and or per operand (WG_DESC_ADD=0: wg_desc per step, the form before 2026-12-04 evening).
+  const uint64_t w_desc = wg_desc(w_addr), act_desc = wg_desc(act_addr);
+  auto desc = [](uint64_t base, uint32_t base_addr, uint32_t off) {
+    return WG_DESC_ADD ? base + (off >> 4) : wg_desc(base_addr + off);
+  };
 #pragma unroll
   for (int ks = 0; ks < (FUSED_ABLATE & 2 ? 0 : kSteps); ++ks) {
     const uint32_t koff = (ks % kPerAtom) * 32u;
-    const uint32_t wa = w_addr + (ks / kPerAtom) * (kRows * 128) + koff;
-    const uint32_t aa = act_addr + (ks / kPerAtom) * (TT * 128) + koff;
+    const uint32_t wo = (ks / kPerAtom) * (kRows * 128) + koff;
+    const uint32_t ao = (ks / kPerAtom) * (TT * 128) + koff;
     if constexpr (!kSplit) {
-      Wgmma<N, E>::mma(d[0], wg_desc(wa), wg_desc(aa), ks > 0);
+      Wgmma<N, E>::mma(d[0], desc(w_desc, w_addr, wo), desc(act_desc, act_addr, ao), ks > 0);
     } else {
       constexpr int kChainSteps = kSteps / (A - 1);
-      Wgmma<N, E>::mma(d[A - 1], wg_desc(wa), wg_desc(aa + act_small), ks > 0);
-      Wgmma<N, E>::mma(d[A - 1], wg_desc(wa + w_small), wg_desc(aa), 1);
-      Wgmma<N, E>::mma(d[ks / kChainSteps], wg_desc(wa), wg_desc(aa), ks % kChainSteps > 0);
+      Wgmma<N, E>::mma(d[A - 1], desc(w_desc, w_addr, wo), desc(act_desc, act_addr, ao + act_small), ks > 0);
+      Wgmma<N, E>::mma(d[A - 1], desc(w_desc, w_addr, wo + w_small), desc(act_desc, act_addr, ao), 1);
+      Wgmma<N, E>::mma(d[ks / kChainSteps], desc(w_desc, w_addr, wo), desc(act_desc, act_addr, ao),
+                       ks % kChainSteps > 0);
     }
   }
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -303,8 +321,7 @@ struct WgTiles {
       const int s = n % S;
       mbar_expect_tx(&xbar[s], static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T));  // zero-filled parts count
       // FUSED_ABLATE 128: every tile's box from batch row 0 (L2 hits after the first: what x's DRAM reads cost)
-      tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0,
-                  FUSED_ABLATE & 128 ? 0 : static_cast<int>(t / p.n_tt));
+      tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : row_of(t));
       if (WG_L2_PREFETCH > 0 && n >= S) prefetch(t + static_cast<int64_t>(WG_L2_PREFETCH) * gridDim.x);
     }
   }
@@ -315,11 +332,21 @@ struct WgTiles {
       for (int n = 1; n < S; ++n) issue_x(n, first_tile + static_cast<int64_t>(n) * gridDim.x);
     for (int k = S; k < S + WG_L2_PREFETCH; ++k) prefetch(first_tile + static_cast<int64_t>(k) * gridDim.x);
   }
+  // Tile t's batch row and time tile (t = row * n_tt + col; wg_shape_refusal keeps n_tiles < 2^31): fast_div's
+  // multiply-high instead of the 64-bit division of `t / n_tt`, `t % n_tt`.
+  __device__ __forceinline__ int row_of(int64_t t) const {
+    if constexpr (!WG_FAST_DIV) return static_cast<int>(t / p.n_tt);
+    return static_cast<int>(fast_div(static_cast<uint32_t>(t), p.tt_div));
+  }
+  __device__ __forceinline__ int col_of(int64_t t) const {
+    if constexpr (!WG_FAST_DIV) return static_cast<int>(t % p.n_tt);
+    return static_cast<int>(static_cast<uint32_t>(t) - static_cast<uint32_t>(row_of(t)) * p.tt_div.d);
+  }
   __device__ __forceinline__ int x_col(int64_t t) const {  // first x column of tile t's box
-    return static_cast<int>(tc_x_start((t % p.n_tt) * TT - p.padding, G));
+    return static_cast<int>(tc_x_start(static_cast<int64_t>(col_of(t)) * TT - p.padding, G));
   }
   __device__ __forceinline__ void prefetch(int64_t t) const {
-    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) tma_prefetch_3d(xmap, x_col(t), 0, static_cast<int>(t / p.n_tt));
+    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) tma_prefetch_3d(xmap, x_col(t), 0, row_of(t));
   }
   // The block's n-th tile landed (slot n % S, its (n / S)-th fill: the parity alternates).
   __device__ __forceinline__ void wait_x(int n) const {
@@ -328,13 +355,18 @@ struct WgTiles {
   // x slot n % S -> act buffer n % 2 for tile t: channel c, groups [groups lo / den, groups hi / den) of the tile's.
   __device__ __forceinline__ void depthwise(int n, int64_t t, const float (&wt)[kKmax], float bias, int c, bool live,
                                             int lo, int hi, int den) const {
-    const int64_t xs = (t % p.n_tt) * TT - p.padding;
+    const int64_t xs = static_cast<int64_t>(col_of(t)) * TT - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     const int groups = TT / G + (shift > 0 ? 1 : 0);  // per channel row
-    if (!(FUSED_ABLATE & 1))
-      wg_dw_silu<T, kSplit, TT, D>(p.K, smem + L::off_act + (n & 1) * L::act_stage, L::act_part,
-                                   reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW, wt,
-                                   bias, c, live, groups * lo / den, groups * hi / den, shift);
+    unsigned char* act = smem + L::off_act + (n & 1) * L::act_stage;
+    const T* xrow = reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW;
+    if (FUSED_ABLATE & 1) return;
+    if constexpr (WG_FIXED_K > 0 && WG_FIXED_K <= kKmax)
+      wg_dw_silu_k<T, kSplit, TT, D, WG_FIXED_K>(act, L::act_part, xrow, wt, bias, c, live, groups * lo / den,
+                                                 groups * hi / den, shift);
+    else
+      wg_dw_silu<T, kSplit, TT, D>(p.K, act, L::act_part, xrow, wt, bias, c, live, groups * lo / den,
+                                   groups * hi / den, shift);
   }
 };
 
@@ -590,7 +622,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     wg_wait<0>();
     wg_fence_regs(d);
     if (tracer) wg_mark_tile(i, kTrMmaDone);
-    const int64_t yb = FUSED_ABLATE & 64 ? 0 : tile / p.n_tt, ycol = (tile % p.n_tt) * TT + wg_n * kNT;
+    const int64_t yb = FUSED_ABLATE & 64 ? 0 : tiles.row_of(tile), ycol = static_cast<int64_t>(tiles.col_of(tile)) * TT + wg_n * kNT;
     // FUSED_ABLATE 64: every tile's y into batch row 0 (the same stores, L2-resident: what y's DRAM writes cost)
     auto store_regs = [&] { wg_store<T, kN, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y); };
     if constexpr (kYTma) {
@@ -723,7 +755,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
 #pragma unroll
       for (int ch = 0; ch < kCH; ++ch) wg_fence_regs(d[ch]);
       if (tracer) wg_mark_tile(n, kTrMmaDone);
-      const int64_t b = tile / p.n_tt, t0 = (tile % p.n_tt) * TT;
+      const int64_t b = tiles.row_of(tile), t0 = static_cast<int64_t>(tiles.col_of(tile)) * TT;
       if constexpr (kYTma) {
         if (p.y_tma) {  // y(n) staged in act[n % 2] once both consumers are past MMA(n), stored by TMA, then released
           named_bar_sync(kBarConsumers, NC);
@@ -763,6 +795,9 @@ const char* wg_shape_refusal(const FusedArgs& a) {
            "and (K-1)*dilation <= 16 (the windowed depthwise)";
   if (a.C_in > kMaxCin || a.C_out > kRows)
     return "needs C_in <= 128 and C_out <= 128 (W_pw resident as two 64-row wgmma tiles)";
+  if (WG_FIXED_K > 0 && a.K != WG_FIXED_K) return "built with WG_FIXED_K for one K (a timing experiment)";
+  if (a.B * ((a.T_out + TILE_T - 1) / TILE_T) >= (int64_t{1} << 31))
+    return "needs fewer than 2^31 tiles of TILE_T time steps (tile indices are divided in 32 bits)";
   return nullptr;
 }
 

@@ -253,3 +253,47 @@ def test_general_kernel_knobs_are_defined_ahead_of_the_cuda_sources_in_a_build_o
     assert src.index("#define PWDG_TMA_LATE 1") < src.index("pw_data_grad_wgmma.cu")
     assert "#define PWDG_TMA_LATE 1\n" in seen[knob]["cpp_sources"]
     assert "PWDG_TMA_LATE 1" not in seen[plain]["cuda_sources"] + seen[plain]["cpp_sources"]
+
+
+def test_fast_div_equals_integer_division(tmp_path):
+    """kernels/fast_div.cuh (wgmma.cuh's tile index -> batch row) against `/`, run on the host: every divisor up to
+    4096 with the edge numerators and a spread of others below 2^31, and large divisors, powers of two among them."""
+    from fusedkit.jit import cuda_home
+    home = cuda_home()
+    if home is None:
+        pytest.skip("no CUDA toolkit (nvcc) found")
+    src = tmp_path / "fast_div_check.cu"
+    src.write_text(textwrap.dedent("""
+        #include <cstdio>
+        #include "fast_div.cuh"
+        int main() {
+          long long checked = 0, bad = 0;
+          auto check = [&](uint32_t n, uint32_t d, const FastDiv& f) {
+            ++checked;
+            if (fast_div(n, f) != n / d && bad++ < 5) std::printf("n %u d %u: %u, not %u\\n", n, d, fast_div(n, f), n / d);
+          };
+          for (uint32_t d = 1; d <= 4096; ++d) {
+            const FastDiv f = fast_div_make(d);
+            for (uint32_t n = 0; n < 3 * d + 3; ++n) check(n, d, f);
+            for (uint32_t n = 0x7fffffffu; n > 0x7fffffffu - 3 * d - 3; --n) check(n, d, f);
+            for (uint64_t n = d; n < 0x80000000u; n = n * 3 + 7) { check(uint32_t(n - 1), d, f); check(uint32_t(n), d, f); }
+          }
+          for (uint64_t d = 4097; d < 0x80000000u; d = d * 5 / 4 + 1)
+            for (uint64_t dd : {d, uint64_t(1) << (63 - __builtin_clzll(d))}) {
+              const FastDiv f = fast_div_make(uint32_t(dd));
+              for (uint64_t n = 0; n < 0x80000000u; n = n * 2 + 1) { check(uint32_t(n), uint32_t(dd), f); }
+              for (uint64_t k = 1; k * dd < 0x80000000u; k = k * 2 + 1) {
+                check(uint32_t(k * dd - 1), uint32_t(dd), f); check(uint32_t(k * dd), uint32_t(dd), f);
+              }
+              check(0x7fffffffu, uint32_t(dd), f);
+            }
+          std::printf("checked %lld, wrong %lld\\n", checked, bad);
+          return bad != 0;
+        }
+    """))
+    exe = tmp_path / "fast_div_check"
+    build = subprocess.run([str(Path(home) / "bin" / "nvcc"), "-O2", "-std=c++17", "-I", str(ROOT / "kernels"),
+                            str(src), "-o", str(exe)], capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr[-2000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "wrong 0" in run.stdout, run.stdout[-2000:]
