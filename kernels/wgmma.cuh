@@ -15,6 +15,7 @@
 #include "tc_tile.cuh"
 #include "mbarrier.cuh"
 #include "wgmma_ops.cuh"  // wgmma, descriptors, the swizzled layout, TMA loads, the tensor-map encoder
+#include <utility>
 
 #ifndef TILE_T
 #define TILE_T 64
@@ -85,9 +86,12 @@
 #ifndef WG_DESC_ADD
 #define WG_DESC_ADD 1  // wg_gemm_issue: each k-step's descriptors by one add to the first (0: built from the address per step)
 #endif
-#ifndef WG_FIXED_K
-#define WG_FIXED_K 0  // > 0 (a timing experiment): the depthwise compiled for this K alone (other K refused), so the
-                      // kernel holds one depthwise loop per call site instead of one per K <= 16 / dilation + 1
+#ifndef WG_CT_K
+#define WG_CT_K 3, 5, 7  // the kernel sizes K with a kernel of their own (the depthwise's K a compile-time constant, one
+                         // depthwise loop per call site); every other K runs the kernel whose depthwise dispatches on
+                         // K at run time, holding one loop per K <= 16 / dilation + 1 at each call site. A one-K build
+                         // (WG_FIXED_K, 3e2c7b2) measured against that kernel: K 5 d 2 1.009, K 3 d 2 1.030,
+                         // K 3 d 1 (C 64, T 4096) 1.057 (logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log). 0: none
 #endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
@@ -305,7 +309,7 @@ struct WgLayout {
 // The x tiles, the act buffers and the depthwise of one block (both kernels below). x tiles sit in
 // S = L::x_slots slots (2 where smem allows): the block's n-th tile in slot n % S, completed on xbar[n % S];
 // act tile n is built in buffer n % 2.
-template <typename T, bool kSplit, int TT, int D>
+template <typename T, bool kSplit, int TT, int D, int KC>  // KC: the compile-time K (0: K at run time)
 struct WgTiles {
   using L = WgLayout<T, kSplit>;
   static constexpr int S = L::x_slots, G = L::G, kKmax = 16 / D + 1;
@@ -361,9 +365,9 @@ struct WgTiles {
     unsigned char* act = smem + L::off_act + (n & 1) * L::act_stage;
     const T* xrow = reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW;
     if (FUSED_ABLATE & 1) return;
-    if constexpr (WG_FIXED_K > 0 && WG_FIXED_K <= kKmax)
-      wg_dw_silu_k<T, kSplit, TT, D, WG_FIXED_K>(act, L::act_part, xrow, wt, bias, c, live, groups * lo / den,
-                                                 groups * hi / den, shift);
+    if constexpr (KC > 0)
+      wg_dw_silu_k<T, kSplit, TT, D, KC>(act, L::act_part, xrow, wt, bias, c, live, groups * lo / den,
+                                         groups * hi / den, shift);
     else
       wg_dw_silu<T, kSplit, TT, D>(p.K, act, L::act_part, xrow, wt, bias, c, live, groups * lo / den,
                                    groups * hi / den, shift);
@@ -512,12 +516,12 @@ __host__ __device__ constexpr int wg_y_box() {
 // Warpgroup g multiplies W rows 64 (g % 2) .. + 63 by tile columns kNT (g / 2) .. + kNT - 1; with kGemmHalf
 // (WG_GEMM_WGS, chosen at launch by wg_gemm_half) warpgroups 0, 1 multiply their rows by all TT columns and store y,
 // and warpgroups 2, 3 run only the depthwise steps, in a loop of their own meeting the same block barriers.
-template <typename T, bool kSplit, int TT, int D, bool kGemmHalf>
+template <typename T, bool kSplit, int TT, int D, bool kGemmHalf, int KC>
 __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
                                                                      const __grid_constant__ CUtensorMap ymap) {
   using E = WgElem<T>;
   using L = WgLayout<T, kSplit>;
-  using Tiles = WgTiles<T, kSplit, TT, D>;
+  using Tiles = WgTiles<T, kSplit, TT, D, KC>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
   constexpr bool kYTma = wg_y_box<T, kSplit>() != 0;
@@ -669,12 +673,12 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 // min(TT, 64). (One consumer warpgroup for both row halves holds twice the accumulators: it spills
 // under the 128 registers a 512-thread block allows.)
 static_assert(WG_WS == 0 || (WG_WS == 1 && WARPGROUPS == 4), "WG_WS: 0 (off) or 1 (needs WARPGROUPS=4)");
-template <typename T, bool kSplit, int TT, int D>
+template <typename T, bool kSplit, int TT, int D, int KC>
 __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
                                                             const __grid_constant__ CUtensorMap ymap) {
   using E = WgElem<T>;
   using L = WgLayout<T, kSplit>;
-  using Tiles = WgTiles<T, kSplit, TT, D>;
+  using Tiles = WgTiles<T, kSplit, TT, D, KC>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
   constexpr int NC = 256, NP = kThreads - NC;  // consumer and producer threads
@@ -795,7 +799,6 @@ const char* wg_shape_refusal(const FusedArgs& a) {
            "and (K-1)*dilation <= 16 (the windowed depthwise)";
   if (a.C_in > kMaxCin || a.C_out > kRows)
     return "needs C_in <= 128 and C_out <= 128 (W_pw resident as two 64-row wgmma tiles)";
-  if (WG_FIXED_K > 0 && a.K != WG_FIXED_K) return "built with WG_FIXED_K for one K (a timing experiment)";
   if (a.B * ((a.T_out + TILE_T - 1) / TILE_T) >= (int64_t{1} << 31))
     return "needs fewer than 2^31 tiles of TILE_T time steps (tile indices are divided in 32 bits)";
   return nullptr;
@@ -866,6 +869,14 @@ const char* wg_refusal(const FusedArgs& a) {
   return nullptr;
 }
 
+// Host: WG_CT_K as an array (its 0 stands for no entry, so that WG_CT_K=0 leaves it empty), and f(K) for each entry
+// as a compile-time constant.
+constexpr int kWgCtK[] = {0, WG_CT_K};
+template <typename F, size_t... I>
+void wg_each_ct_k(F&& f, std::index_sequence<I...>) {
+  (f(std::integral_constant<int, kWgCtK[I]>{}), ...);
+}
+
 // Host: plan, TMA descriptor, launch (dilation as a compile-time constant).
 template <typename T, bool kSplit>
 void wg_launch(const FusedArgs& a, void* stream) {
@@ -880,17 +891,28 @@ void wg_launch(const FusedArgs& a, void* stream) {
              reinterpret_cast<uintptr_t>(a.y) % 16 == 0) ? 1 : 0;
   const CUtensorMap ymap =
       p.y_tma ? wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox, 16, CU_TENSOR_MAP_SWIZZLE_128B) : xmap;
-  auto launch = [&](auto half) {  // half: WG_GEMM_WGS = 2's form (a compile-time constant)
-    auto kernel = [](auto dil) {  // the kernel for dilation dil (a compile-time constant)
-      constexpr int D = decltype(dil)::value;
-      if constexpr (WG_WS) return wg_ws_kernel<T, kSplit, TILE_T, D>;
-      else return wg_kernel<T, kSplit, TILE_T, D, decltype(half)::value>;
+  // The kernel for dilation D (compile-time) and the K of `a`: WG_CT_K's own where it lists K, else the run-time-K one.
+  auto launch_d = [&](auto half, auto dil) {  // half: WG_GEMM_WGS = 2's form; both compile-time constants
+    constexpr int D = decltype(dil)::value;
+    auto go = [&](auto kc) {
+      constexpr int KC = decltype(kc)::value;
+      if constexpr (WG_WS) tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC>, kThreads, smem, a, p, stream, xmap, ymap);
+      else tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, D, decltype(half)::value, KC>, kThreads, smem, a, p, stream, xmap, ymap);
     };
+    bool launched = false;
+    wg_each_ct_k([&](auto kc) {
+      constexpr int KC = decltype(kc)::value;
+      if constexpr (KC > 0 && (KC - 1) * D <= 16)
+        if (!launched && a.K == KC) { go(kc); launched = true; }
+    }, std::make_index_sequence<sizeof(kWgCtK) / sizeof(int)>{});
+    if (!launched) go(std::integral_constant<int, 0>{});
+  };
+  auto launch = [&](auto half) {
     switch (a.dilation) {
-      case 1: return tc_launch_persistent(kernel(std::integral_constant<int, 1>{}), kThreads, smem, a, p, stream, xmap, ymap);
-      case 2: return tc_launch_persistent(kernel(std::integral_constant<int, 2>{}), kThreads, smem, a, p, stream, xmap, ymap);
-      case 3: return tc_launch_persistent(kernel(std::integral_constant<int, 3>{}), kThreads, smem, a, p, stream, xmap, ymap);
-      default: return tc_launch_persistent(kernel(std::integral_constant<int, 4>{}), kThreads, smem, a, p, stream, xmap, ymap);
+      case 1: return launch_d(half, std::integral_constant<int, 1>{});
+      case 2: return launch_d(half, std::integral_constant<int, 2>{});
+      case 3: return launch_d(half, std::integral_constant<int, 3>{});
+      default: return launch_d(half, std::integral_constant<int, 4>{});
     }
   };
   if constexpr (wg_gemm_half_ok<T, kSplit>())

@@ -35,6 +35,23 @@ def test_two_warpgroup_gemm_passes_the_battery(gemm_wgs):
     assert torch.equal(y, fj.run_variant("wgmma_tf32", model, x, defines=four))
 
 
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rung 09 is sm_90a code")
+def test_compile_time_k_kernels_equal_the_run_time_k_kernel():
+    """wgmma.cuh's WG_CT_K: the kernels built for one K (3, 5, 7) give y bit for bit equal to the kernel that dispatches
+    on K at run time (a WG_CT_K=0 build: the same depthwise code, reached through the dispatch), over dilations, both
+    GEMM forms and an odd shape; and a K outside the list (4, 9) runs the run-time kernel, equal too."""
+    runtime = fj.defines_over_tuned("wgmma_tf32", {"WG_CT_K": "0"})
+    cases = [dict(K=3, dilation=1), dict(K=3, dilation=4), dict(K=5, dilation=2), dict(K=5, dilation=3),
+             dict(K=7, dilation=2), dict(K=7, dilation=1, C_out=64), dict(K=4, dilation=3), dict(K=9, dilation=1),
+             dict(B=3, C_in=40, C_out=72, T=1000, K=7, dilation=2)]
+    for i, case in enumerate(cases):
+        model, x = fj.make_case(dict(fj.HEADLINE, **case), torch.float32, "cuda", seed=20 + i)
+        y = fj.run_variant("wgmma_tf32", model, x)
+        assert torch.equal(y, fj.run_variant("wgmma_tf32", model, x, defines=runtime)), case
+        assert fj.rel_err(y, fj.reference(model, x)) <= fj.tolerance("wgmma_tf32"), case
+
+
 @pytest.mark.parametrize("variant", CUDA_VARIANTS)
 def test_modelnew_matches_model_on_gpu(variant):
     args = (96, 200, 5, 2)
