@@ -180,9 +180,6 @@ __device__ __forceinline__ float4 tc_round_tf32(float4 v) {
 #ifndef FUSED_SILU_GUARD
 #define FUSED_SILU_GUARD 16
 #endif
-#ifndef FUSED_SILU_SHARED_ADD
-#define FUSED_SILU_SHARED_ADD 1  // silu_rounded: one add for the guard and the rounding (0: one each; see there)
-#endif
 template <int kDropped>  // 13: tf32, 16: bf16
 __device__ __forceinline__ bool silu_guard_ok(float v, float f) {
   constexpr uint32_t kHalf = 1u << (kDropped - 1), kMask = (1u << kDropped) - 1u;
@@ -206,38 +203,17 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
     static_assert(N <= 32, "one refusal bit per value");
     constexpr uint32_t kHalf = 1u << (kDropped - 1), kKeep = ~((1u << kDropped) - 1u);
     float r[N];
-    if constexpr (FUSED_SILU_SHARED_ADD) {
-      // One add serves the guard and the rounding: s = f + half + guard. Where the guard keeps f ((s & mask) > 2
-      // guard), s & keep is (f + half) & keep, the rounding below: the + guard can only carry into the kept bits
-      // when (s & mask) < guard. Two instructions fewer per value (FUSED_SILU_SHARED_ADD=0: an add for each, the
-      // form before 2026-12-04 evening; the refusals as bools instead of a bit mask: as many instructions).
-      constexpr uint32_t kMask = ~kKeep, kGuard = FUSED_SILU_GUARD < 0 ? 0u : FUSED_SILU_GUARD;
-      uint32_t refused = 0;
+    uint32_t refused = 0;
 #pragma unroll
-      for (int i = 0; i < N; ++i) {
-        const float f = silu_fast(v[i]);
-        const uint32_t s = __float_as_uint(f) + kHalf + kGuard;
-        refused |= static_cast<uint32_t>(!(fabsf(v[i]) < 16.0f && (s & kMask) > 2u * kGuard)) << i;
-        r[i] = __uint_as_float(s & kKeep);
-      }
-      if (__builtin_expect(refused != 0, 0)) {
+    for (int i = 0; i < N; ++i) {
+      const float f = silu_fast(v[i]);
+      refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
+      r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
+    }
+    if (__builtin_expect(refused != 0, 0)) {
 #pragma unroll
-        for (int i = 0; i < N; ++i)
-          if ((refused >> i) & 1u) r[i] = exact(v[i]);
-      }
-    } else {
-      uint32_t refused = 0;
-#pragma unroll
-      for (int i = 0; i < N; ++i) {
-        const float f = silu_fast(v[i]);
-        refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
-        r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
-      }
-      if (__builtin_expect(refused != 0, 0)) {
-#pragma unroll
-        for (int i = 0; i < N; ++i)
-          if ((refused >> i) & 1u) r[i] = exact(v[i]);
-      }
+      for (int i = 0; i < N; ++i)
+        if ((refused >> i) & 1u) r[i] = exact(v[i]);
     }
 #pragma unroll
     for (int i = 0; i < N; ++i) v[i] = r[i];
