@@ -33,12 +33,17 @@
 //   knobs measured and not kept are in docs/ladder.md.
 //   Shared memory: 205 KiB dynamic at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM.
 //   Knobs: wgmma.cuh's (WARPGROUPS, TILE_T, WG_X_SLOTS, WG_X_FIRST, WG_L2_PREFETCH, WG_WS, WG_MIN_BLOCKS, WG_Y_TMA,
-//   WG_GEMM_WGS, WG_GEMM_D1_MIN_K, WG_DW_SHARE)
+//   WG_GEMM_WGS, WG_GEMM_D1_MIN_K, WG_DW_SHARE, WG_CT_K, WG_FAST_DIV, WG_DESC_ADD)
 //   and common.cuh's FUSED_SILU; wgmma.cuh's defaults are this rung's tuned configuration (results/tuned.json).
 //   WG_Y_TMA=1 (y by TMA stores, rung 11's default) is 6.6% slower here: 8-byte stores already fill 32-byte sectors.
 //   Since 2026-12-04 (c1ea9ca) the GEMM is issued by warpgroups 0 and 1 at wgmma N = TILE_T where C_out > 64 and
 //   (dilation > 1 or K >= 9), warpgroups 2 and 3 building act meanwhile (WG_GEMM_WGS=0): 1.04-1.06x faster there,
 //   0.987-0.996 at dilation 1 and K <= 5, where the four-warpgroup form stays (ab, logs/2026-12-04_251218f_*).
+//   Since 2026-12-04 evening (3267093): the tile index divided by a multiply-high (fast_div.cuh) instead of 64-bit
+//   divisions, each k-step's wgmma descriptors one add to the first, and a kernel of its own per K = 3, 5, 7
+//   (WG_CT_K; the run-time-K kernel held one depthwise loop per K at each call site, and ncu counted 1.48 cycles
+//   of "no instruction" stall per issued instruction, 0.41 after): old / new 1.047 at the headline, 1.015-1.121
+//   over five other shapes (ab, logs/2026-12-04_3267093_ct_k_tests_ab.log; profiles logs/2026-12-04_*_ncu_sass.log).
 // Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; results/traces/)
 //   says where a block's time goes. The first x tile lands late (every SM asks for its tiles at once;
 //   WG_X_FIRST shortens it). Then each tile's phases run one after another: the depthwise, the MMA issue
@@ -48,10 +53,11 @@
 //   kernel: the cause is not settled), the y stores, barriers. Warp specialization moves the depthwise to
 //   8 warps, where it is latency-bound per warp: the producers then bound the kernel, hence no gain. An
 //   empty kernel and the 33.6 MB copy set a floor under this timer (docs/ladder.md).
-// Next: find what lengthens the steps that issue a TMA load (a dedicated producer warp); fewer, larger wgmmas
-//   per tile (N = 64-128 from fewer warpgroups) or the MMA issue split around the depthwise; fewer instructions
-//   per depthwise output (integer work is ~35 of the loop's ~100 SASS instructions per 4 outputs); W_pw as
-//   the A operand from registers, for a deeper x ring.
+// Next: find what lengthens the steps that issue a TMA load (a dedicated producer warp); fewer instructions
+//   per depthwise output (the SiLU guard and rounding, ~31, and the swizzled act stores, ~24, are half of the K = 5
+//   loop's ~106 SASS instructions per 4 outputs: logs/2026-12-04_3267093_k5_loop_sass.txt); the W_pw fill, now
+//   the largest single block of instructions (455 a warp);
+//   W_pw as the A operand from registers, for a deeper x ring.
 // Shape limits (fused_unsupported): an sm_90 GPU (wgmma is sm_90a-only); fp32 x with T % 4 == 0 and
 //   16-byte alignment, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise); C_in <= 128,
 //   C_out <= 128. ModelNew routes every other shape to the next rung of its accuracy class (rung 8, then 5).
