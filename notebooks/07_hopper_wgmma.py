@@ -77,6 +77,12 @@ show_source("wgmma_ops.cuh", "// Shared-memory matrix descriptor", "// Pin the a
 # warpgroups go on with the next tile's depthwise meanwhile. In the A/B runs of 2026-12-04 that was 1.04-1.06x faster
 # at dilation 2 and 4, and 0.987-0.996x at dilation 1 with K <= 5, where the four-warpgroup form stays
 # (docs/ladder.md, results/logs/2026-12-04_251218f_*).
+#
+# Below, each k-step's descriptor is the first one plus its offset / 16: one add instead of rebuilding it from the
+# address. That, the tile index divided by a multiply-high (`fast_div.cuh`) instead of a 64-bit division, and a
+# kernel of its own for K = 3, 5 and 7 (`WG_CT_K`: one depthwise loop per call site instead of one per possible
+# K, which ncu had shown as instruction-fetch stalls) made the kernel 1.047x faster at the headline and 1.015-1.121x
+# at five other shapes in the A/B runs of 2026-12-04 evening (results/logs/2026-12-04_3267093_ct_k_tests_ab.log).
 
 # %%
 show_source("wgmma.cuh", "// Issue this warpgroup's GEMM", "// ---- depthwise")
