@@ -31,6 +31,9 @@
 //   logs/2026-12-03_2f00678_y_tma_ab_sanitize.log); bench 18.9 us against the bf16 clone's 9.07 (2.08x, from
 //   2.43x; logs/2026-12-03_ec050bc_bf16_y_tma_verify_bench.log). Rows that do not fill 16-byte pieces
 //   (T_out % 8 != 0) keep the stores from the accumulators.
+// Since 2026-12-04 evening wgmma.cuh divides tile indices by a multiply-high, builds the k-steps' descriptors by
+//   adds, and has kernels of their own for K = 3, 5, 7: ab at the headline 19.01 -> 17.76 us (1.070;
+//   logs/2026-12-04_3267093_ct_k_tests_ab.log), bench 17.31 us (logs/2026-12-04_2695b41_tests_bench_shapes_kernelbench.log).
 // Shape limits (fused_unsupported): an sm_90 GPU, bfloat16 or float16 x with T % 8 == 0 and 16-byte
 //   alignment, dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other
 //   shape (and float32 input) to the next rung that serves it (rung 07 for 16-bit input).
