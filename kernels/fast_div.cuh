@@ -1,7 +1,7 @@
 // fast_div.cuh: division of a tile index by a run-time divisor fixed for the whole launch (the time tiles per
 // batch row), as a multiply-high, an add and a shift, instead of the integer division nvcc emits for `/` and `%`
-// (a 64-bit `t / n_tt` and `t % n_tt` were ~11% of rung 09's executed instructions at the headline: ncu, the
-// 2026-12-04 evening run, logs/2026-12-04_4db2629_ncu_sass.log).
+// (the straight-line blocks holding rung 09's 64-bit `t / n_tt` and `t % n_tt` were 11% of its executed instructions
+// at the headline: ncu, logs/2026-12-04_4db2629_ncu_sass.log).
 // Round-up method (Granlund and Montgomery, "Division by invariant integers using multiplication", 1994): with
 // l = ceil(log2 d) and m = floor(2^32 (2^l - d) / d) + 1, q = (mulhi(n, m) + n) >> l is n / d for every
 // n < 2^31 (the sum then fits in 32 bits). tests/test_jit.py runs this header's host path against `/` on the CPU.
