@@ -33,7 +33,7 @@
 //   knobs measured and not kept are in docs/ladder.md.
 //   Shared memory: 205 KiB dynamic at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM.
 //   Knobs: wgmma.cuh's (WARPGROUPS, TILE_T, WG_X_SLOTS, WG_X_FIRST, WG_L2_PREFETCH, WG_WS, WG_MIN_BLOCKS, WG_Y_TMA,
-//   WG_GEMM_WGS, WG_GEMM_D1_MIN_K, WG_DW_SHARE, WG_CT_K, WG_FAST_DIV, WG_DESC_ADD)
+//   WG_GEMM_WGS, WG_GEMM_D1_MIN_K, WG_DW_SHARE, WG_CT_K)
 //   and common.cuh's FUSED_SILU; wgmma.cuh's defaults are this rung's tuned configuration (results/tuned.json).
 //   WG_Y_TMA=1 (y by TMA stores, rung 11's default) is 6.6% slower here: 8-byte stores already fill 32-byte sectors.
 //   Since 2026-12-04 (c1ea9ca) the GEMM is issued by warpgroups 0 and 1 at wgmma N = TILE_T where C_out > 64 and

@@ -49,6 +49,8 @@
 // logs/2026-12-03_8b237e6_mma_spread_ab.log; the code: commit 8b237e6), WG_DW_PAIR (two depthwise groups a step, act stores at precomputed offsets:
 // 23.97 against 23.86 us) and WG_WS=2 (three producer warpgroups, one consumer: 24.45 against 23.78;
 // logs/2026-12-03_99b1738_dw_pair_ws2_ab.log; the code: commit 99b1738).
+// WG_FAST_DIV and WG_DESC_ADD (the 64-bit tile division and the per-step descriptors as knobs beside their
+// replacements) were removed once measured: logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log; the old code: 4db2629.
 #ifndef WG_WS
 #define WG_WS 0  // 1: warp-specialized (wg_ws_kernel below)
 #endif
@@ -79,12 +81,6 @@
 #ifndef WG_DW_SHARE
 #define WG_DW_SHARE 25  // WG_GEMM_WGS = 2: percent of a tile's depthwise groups each GEMM warpgroup builds (the
                         // other two split the rest)
-#endif
-#ifndef WG_FAST_DIV
-#define WG_FAST_DIV 1  // tile index -> (batch row, time tile) by fast_div.cuh's multiply-high (0: `/` and `%` in 64 bits)
-#endif
-#ifndef WG_DESC_ADD
-#define WG_DESC_ADD 1  // wg_gemm_issue: each k-step's descriptors by one add to the first (0: built from the address per step)
 #endif
 #ifndef WG_CT_K
 #define WG_CT_K 3, 5, 7  // the kernel sizes K with a kernel of their own (the depthwise's K a compile-time constant, one
@@ -164,23 +160,21 @@ __device__ __forceinline__ void wg_gemm_issue(float (&d)[A][N / 2], uint32_t w_a
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
   // Each k-step's descriptor is the first one plus its byte offset / 16: the start-address field (bits 0-13, the
   // address / 16) holds any shared-memory address, so the add never carries out of it, and one add replaces
-  // wg_desc's add, mask, shift and or per operand (WG_DESC_ADD=0: wg_desc per step, the form before 2026-12-04 evening).
+  // wg_desc's add, mask, shift and or per operand (1.006x at the headline; the form before: 4db2629).
   const uint64_t w_desc = wg_desc(w_addr), act_desc = wg_desc(act_addr);
-  auto desc = [](uint64_t base, uint32_t base_addr, uint32_t off) {
-    return WG_DESC_ADD ? base + (off >> 4) : wg_desc(base_addr + off);
-  };
+  auto desc = [](uint64_t base, uint32_t off) { return base + (off >> 4); };
 #pragma unroll
   for (int ks = 0; ks < (FUSED_ABLATE & 2 ? 0 : kSteps); ++ks) {
     const uint32_t koff = (ks % kPerAtom) * 32u;
     const uint32_t wo = (ks / kPerAtom) * (kRows * 128) + koff;
     const uint32_t ao = (ks / kPerAtom) * (TT * 128) + koff;
     if constexpr (!kSplit) {
-      Wgmma<N, E>::mma(d[0], desc(w_desc, w_addr, wo), desc(act_desc, act_addr, ao), ks > 0);
+      Wgmma<N, E>::mma(d[0], desc(w_desc, wo), desc(act_desc, ao), ks > 0);
     } else {
       constexpr int kChainSteps = kSteps / (A - 1);
-      Wgmma<N, E>::mma(d[A - 1], desc(w_desc, w_addr, wo), desc(act_desc, act_addr, ao + act_small), ks > 0);
-      Wgmma<N, E>::mma(d[A - 1], desc(w_desc, w_addr, wo + w_small), desc(act_desc, act_addr, ao), 1);
-      Wgmma<N, E>::mma(d[ks / kChainSteps], desc(w_desc, w_addr, wo), desc(act_desc, act_addr, ao),
+      Wgmma<N, E>::mma(d[A - 1], desc(w_desc, wo), desc(act_desc, ao + act_small), ks > 0);
+      Wgmma<N, E>::mma(d[A - 1], desc(w_desc, wo + w_small), desc(act_desc, ao), 1);
+      Wgmma<N, E>::mma(d[ks / kChainSteps], desc(w_desc, wo), desc(act_desc, ao),
                        ks % kChainSteps > 0);
     }
   }
@@ -337,13 +331,12 @@ struct WgTiles {
     for (int k = S; k < S + WG_L2_PREFETCH; ++k) prefetch(first_tile + static_cast<int64_t>(k) * gridDim.x);
   }
   // Tile t's batch row and time tile (t = row * n_tt + col; wg_shape_refusal keeps n_tiles < 2^31): fast_div's
-  // multiply-high instead of the 64-bit division of `t / n_tt`, `t % n_tt`.
+  // multiply-high instead of the 64-bit division of `t / n_tt`, `t % n_tt` (1.034x at the headline; the form before:
+  // 4db2629).
   __device__ __forceinline__ int row_of(int64_t t) const {
-    if constexpr (!WG_FAST_DIV) return static_cast<int>(t / p.n_tt);
     return static_cast<int>(fast_div(static_cast<uint32_t>(t), p.tt_div));
   }
   __device__ __forceinline__ int col_of(int64_t t) const {
-    if constexpr (!WG_FAST_DIV) return static_cast<int>(t % p.n_tt);
     return static_cast<int>(static_cast<uint32_t>(t) - static_cast<uint32_t>(row_of(t)) * p.tt_div.d);
   }
   __device__ __forceinline__ int x_col(int64_t t) const {  // first x column of tile t's box
