@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 
 # The phases of a tile, in wgmma.cuh's WgTracePhase order (ext.trace_layout() gives their count).
-PHASES = ["x landed", "act free", "dw done", "mma issued", "mma done", "y stored", "barrier"]
+PHASES = ["x landed", "act free", "dw done", "mma issued", "mma done", "y stored", "barrier", "x requested"]
 # what the time up to each event was spent on, and which thread records it in the warp-specialized kernel
 ENDS = {"w_fill": "W_pw fill", "x_landed": "wait for x", "act_free": "wait for act buffer", "dw_done": "depthwise",
         "mma_issued": "MMA issue (+TMA issue | +act wait)", "mma_done": "MMA wait", "y_stored": "y stores",
-        "barrier": "barrier"}
+        "barrier": "barrier", "x_requested": "x request (TMA issue)"}
 PRODUCER = {"x_landed", "act_free", "dw_done", "barrier"}
 RS_ENDS = {**ENDS, "mma_issued": "depthwise + MMA issue"}  # rung 12: no separate depthwise mark
 
@@ -46,7 +46,8 @@ def trace_table(events: pd.DataFrame, warpgroups: int = 0) -> pd.DataFrame:
     """Per tile (rung 12: warpgroup g's n-th tile is g + G n) and phase: the median over blocks of the event's
     time since the block started, us."""
     tiles = sorted({int(c[1:].split("_", 1)[0]) for c in events.columns if c[:1] == "t" and c[1:2].isdigit()})
-    table = pd.DataFrame({ph: [events[f"t{n}_{ph.replace(' ', '_')}"].median() for n in tiles] for ph in PHASES},
+    phases = [ph for ph in PHASES if f"t0_{ph.replace(' ', '_')}" in events]  # (older traces lack later phases)
+    table = pd.DataFrame({ph: [events[f"t{n}_{ph.replace(' ', '_')}"].median() for n in tiles] for ph in phases},
                          index=pd.Index(tiles, name=f"tile (g + {warpgroups} n)" if warpgroups else "tile"))
     return table.dropna(how="all").dropna(axis=1, how="all")
 

@@ -89,6 +89,12 @@
                          // (WG_FIXED_K, 3e2c7b2) measured against that kernel: K 5 d 2 1.009, K 3 d 2 1.030,
                          // K 3 d 1 (C 64, T 4096) 1.057 (logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log). 0: none
 #endif
+#ifndef WG_TMA_TID
+#define WG_TMA_TID 0  // wg_kernel with the two-warpgroup GEMM (WG_GEMM_WGS = 2): the thread that requests the x tiles
+                      // after the first two. 0: thread 0, whose warpgroup then issues its wgmmas only once the TMA
+                      // request has returned; >= 256: a thread of a depthwise-only warpgroup. The four-warpgroup form
+                      // always uses thread 0
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -96,6 +102,8 @@ static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
 static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (chosen at launch), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
+static_assert(WG_TMA_TID == 0 || (WG_TMA_TID >= 256 && WG_TMA_TID < WARPGROUPS * 128),
+              "WG_TMA_TID: 0 or a thread of warpgroups 2, 3");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
 
 namespace {
@@ -107,9 +115,12 @@ namespace {
 #ifndef FUSED_TRACE
 #define FUSED_TRACE 0
 #endif
-constexpr int kTraceSlots = 64, kTraceBlocks = 1024, kTraceTiles = 8;
+constexpr int kTraceSlots = 72, kTraceBlocks = 1024, kTraceTiles = 8;
 enum WgTraceSlot { kTrEntry = 0, kTrExit = 1, kTrEntryNs = 2, kTrExitNs = 3, kTrWFill = 4, kTrTile0 = 8 };
-enum WgTracePhase { kTrXLanded, kTrActFree, kTrDwDone, kTrMmaIssued, kTrMmaDone, kTrStored, kTrBarrier, kTrPhases };
+// kTrXIssued (wg_kernel): the recording thread is past the x request that precedes tile n's MMA issue
+// (issued by it where WG_TMA_TID = 0)
+enum WgTracePhase { kTrXLanded, kTrActFree, kTrDwDone, kTrMmaIssued, kTrMmaDone, kTrStored, kTrBarrier, kTrXIssued,
+                    kTrPhases };
 static_assert(kTrTile0 + kTraceTiles * kTrPhases <= kTraceSlots, "trace slots");
 #if FUSED_TRACE
 __device__ unsigned long long wg_trace_buf[kTraceBlocks * kTraceSlots];
@@ -533,6 +544,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   constexpr int kN = kGemmHalf ? TT : kNT;  // this kernel's wgmma N
   static_assert(!kGemmHalf || !kYTma, "WG_GEMM_WGS = 2 stores y from the accumulators");
   const bool gemm_wg = !kGemmHalf || wgroup < 2;
+  constexpr int kTmaTid = kGemmHalf ? WG_TMA_TID : 0;  // requests x(S) and later
   constexpr int kDen = kGemmHalf ? 200 : nsplit;
   auto share_edge = [](int k) {  // in 200ths of the groups: the first k warpgroups' shares
     return k <= 2 ? 2 * WG_DW_SHARE * k : 4 * WG_DW_SHARE + (200 - 4 * WG_DW_SHARE) / 2 * (k - 2);
@@ -571,7 +583,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
   if (tracer) wg_mark_tile(0, kTrBarrier);
-  if (tid == 0) tiles.issue_x(S, tile + S * stride);
+  if (tid == kTmaTid) tiles.issue_x(S, tile + S * stride);
+  if (tracer) wg_mark_tile(0, kTrXIssued);
 
   // step i's first half: x(next) landed -> depthwise(i + 1) into act[(i + 1) % 2] (MMA(i) runs meanwhile)
   auto build_next = [&](int i, int64_t next) {
@@ -582,7 +595,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
     if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
       __syncthreads();
-      if (tid == 0) tiles.issue_x(i + 2, next + stride);
+      if (tid == kTmaTid) tiles.issue_x(i + 2, next + stride);
     }
   };
   if (kGemmHalf && !gemm_wg) {  // warpgroups 2, 3 (WG_GEMM_WGS = 2): the depthwise only, at the same barriers.
@@ -593,6 +606,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
       if (has_next) build_next(i, next);
       __syncthreads();
       if (!has_next) return;
+      if constexpr (S >= 2 && kTmaTid != 0)
+        if (tid == kTmaTid) tiles.issue_x(i + 1 + S, next + S * stride);
       tile = next;
     }
   }
@@ -641,8 +656,9 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);
     if (!has_next) break;
-    if constexpr (S >= 2)
+    if constexpr (S >= 2 && kTmaTid == 0)
       if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
+    if (tracer) wg_mark_tile(i + 1, kTrXIssued);
     wg_gemm_issue<E, kSplit, kN, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
     if (tracer) wg_mark_tile(i + 1, kTrMmaIssued);
     tile = next;

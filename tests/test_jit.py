@@ -139,7 +139,7 @@ def test_trace_build_exports_its_record_layout():
     instead of copying wgmma.cuh's constants): values per block, first per-tile slot, tiles, phases per tile."""
     ext = fj.load("wgmma_tf32", {**fj.tuned_defines("wgmma_tf32"), "FUSED_TRACE": "1"})
     slots, tile0, tiles, phases = ext.trace_layout()
-    assert (tiles, phases) == (8, 7) and tile0 + tiles * phases <= slots
+    assert (tiles, phases) == (8, 8) and tile0 + tiles * phases <= slots
 
 
 def test_precompiled_header_only_for_the_kernels_folders_shared_flags(monkeypatch, tmp_path):

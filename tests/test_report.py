@@ -71,7 +71,7 @@ def test_roofline_points_and_roofs_come_from_the_log():
     assert {"eager 80 us", "clone 12 us", "05 tf32_mma 40 us", "floor (fp32) 8 us"} <= labels
 
 
-def _raw_trace(blocks: int = 3, slots: int = 64, tile0: int = 8, phases: int = 7) -> np.ndarray:
+def _raw_trace(blocks: int = 3, slots: int = 72, tile0: int = 8, phases: int = 8) -> np.ndarray:
     """Clocks as a FUSED_TRACE build leaves them: block b enters at cycle 1000 + b, 2 cycles per ns (2 GHz)."""
     raw = np.zeros((blocks, slots), dtype=np.uint64)
     for b in range(blocks):
@@ -86,27 +86,27 @@ def _raw_trace(blocks: int = 3, slots: int = 64, tile0: int = 8, phases: int = 7
 
 
 def test_decode_trace_converts_clocks_to_us_since_the_block_started():
-    ev = fj.decode_trace(_raw_trace(), (64, 8, 8, 7))
+    ev = fj.decode_trace(_raw_trace(), (72, 8, 8, 8))
     assert list(ev["block"]) == [0, 1, 2]
     assert np.allclose(ev["exit"], 10.0) and np.allclose(ev["w_fill"], 1.0)
     assert np.allclose(ev["ghz"], 2.0)
     assert np.allclose(ev["start_us"], [0.0, 1.0, 2.0])
-    assert np.allclose(ev["t0_x_landed"], 1.5) and np.allclose(ev["t1_barrier"], 8.0)
+    assert np.allclose(ev["t0_x_landed"], 1.5) and np.allclose(ev["t1_barrier"], 8.5)
     assert ev["t2_x_landed"].isna().all()  # tiles not reached stay empty
     table = fj.trace_table(ev)
-    assert list(table.index) == [0, 1] and table.loc[1, "x landed"] == pytest.approx(5.0)
+    assert list(table.index) == [0, 1] and table.loc[1, "x landed"] == pytest.approx(5.5)
     assert "blocks 3" in fj.trace_summary(ev)
     with pytest.raises(ValueError, match="phases"):
-        fj.decode_trace(_raw_trace(), (64, 8, 8, 6))
+        fj.decode_trace(_raw_trace(), (72, 8, 8, 7))
 
 
 def test_plot_trace_draws_one_bar_per_warpgroup_and_block():
-    ev = fj.decode_trace(_raw_trace(blocks=4), (64, 8, 8, 7))
+    ev = fj.decode_trace(_raw_trace(blocks=4), (72, 8, 8, 8))
     fig = fj.plot_trace(ev, warpgroups=2, blocks=4)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["block 0 wg 0", "block 0 wg 1", "block 3 wg 0",
                                                             "block 3 wg 1"]
-    assert len(ax.collections) == 2 * 2 * (1 + 7)  # per bar: the W_pw fill, then its one tile's 7 phases
+    assert len(ax.collections) == 2 * 2 * (1 + 8)  # per bar: the W_pw fill, then its one tile's 8 phases
 
 
 def test_logged_results_adds_the_committed_log_to_a_run_log():
