@@ -116,6 +116,22 @@ __device__ __forceinline__ uint32_t tc_tf32(float v) {
   const uint32_t r = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
   return static_cast<uint32_t>(max(static_cast<int>(r), static_cast<int>(u & 0xffffe000u)));
 }
+// The same rounding in one instruction (cvt.rn.tf32.f32, F2FP.TF32.F32.PACK_B; PTX has it from sm_90 on, so the
+// rungs built for sm_80 keep tc_tf32). scripts/silu_exhaustive.cu compares its bits with tc_tf32's at every float32
+// input; FUSED_TF32_CVT decides where the tile rungs use it.
+__device__ __forceinline__ uint32_t tc_tf32_cvt(float v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  uint32_t r;
+  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+  return r;
+#else
+  return tc_tf32(v);
+#endif
+}
+#ifndef FUSED_TF32_CVT
+#define FUSED_TF32_CVT 0  // 1: the guarded SiLU's tf32 rounding (silu_rounded<13>) by tc_tf32_cvt, one instruction for
+                          // its two (sm_90 builds)
+#endif
 // 3xTF32 split: v = big + small + O(2^-22 |v|); v - big is exact in fp32.
 __device__ __forceinline__ void tc_split_tf32(float v, uint32_t& big, uint32_t& small) {
   big = tc_tf32(v);
@@ -208,7 +224,8 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
     for (int i = 0; i < N; ++i) {
       const float f = silu_fast(v[i]);
       refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
-      r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
+      if constexpr (kDropped == 13 && FUSED_TF32_CVT != 0) r[i] = __uint_as_float(tc_tf32_cvt(f));
+      else r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
     }
     if (__builtin_expect(refused != 0, 0)) {
 #pragma unroll

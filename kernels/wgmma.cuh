@@ -89,6 +89,11 @@
                          // (WG_FIXED_K, 3e2c7b2) measured against that kernel: K 5 d 2 1.009, K 3 d 2 1.030,
                          // K 3 d 1 (C 64, T 4096) 1.057 (logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log). 0: none
 #endif
+#ifndef WG_ACT_ADDR
+#define WG_ACT_ADDR 0  // fp32: where a tile's groups start on 4-row boundaries (shift 0), the act stores of rows tt0 + i
+                       // at a per-group base (one add and a select a group) plus 3 per-thread offsets, instead of the
+                       // swizzle worked out per store (~3 integer instructions each)
+#endif
 #ifndef WG_TMA_TID
 #define WG_TMA_TID 0  // wg_kernel with the two-warpgroup GEMM (WG_GEMM_WGS = 2): the thread that requests the x tiles
                       // after the first two. 0: thread 0, whose warpgroup then issues its wgmmas only once the TMA
@@ -248,6 +253,12 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int kb = (c % (128 / ES)) * ES;              // byte of channel c within its atom row
   const uint32_t cbase = (c / (128 / ES)) * (TT * 128) + (kb & 15);
   const uint32_t chunk = kb >> 4;
+  // WG_ACT_ADDR, shift 0 (G = 4): rows tt0 + i, tt0 = 4 j, share bit 2 of the swizzle's row term (tt0 & 4), so
+  // row tt0 + i lies at cbase + 128 tt0 + 16 (chunk ^ (tt0 & 4)) + e_i, e_i = 128 i + 16 ((chunk & 3) ^ i) - 16 (chunk & 3)
+  constexpr bool kFastAddr = WG_ACT_ADDR != 0 && G == 4;
+  const int lo2 = static_cast<int>(chunk & 3u);
+  const uint32_t e1 = 128 + 16 * ((lo2 ^ 1) - lo2), e2 = 256 + 16 * ((lo2 ^ 2) - lo2), e3 = 384 + 16 * ((lo2 ^ 3) - lo2);
+  const uint32_t base0 = cbase + 16u * chunk, base1 = cbase + 16u * (chunk ^ 4u);  // even / odd groups
   for (int j = j0; j < j1; ++j) {
     float v[G];
 #pragma unroll
@@ -270,7 +281,13 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
     auto put = [&](int tt, float val) {
       wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
     };
-    if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
+    if (kFastAddr && shift == 0) {  // tile-uniform; every group lies inside the tile
+      unsigned char* b = sAct + ((j & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(j);
+      wg_put_act<E, kSplit>(b, small_off, v[0]);
+      wg_put_act<E, kSplit>(b + e1, small_off, v[1]);
+      wg_put_act<E, kSplit>(b + e2, small_off, v[2 % G]);
+      wg_put_act<E, kSplit>(b + e3, small_off, v[3 % G]);
+    } else if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
 #pragma unroll
       for (int i = 0; i < G; ++i) put(tt0 + i, v[i]);
     } else {

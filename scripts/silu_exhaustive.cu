@@ -2,7 +2,7 @@
 // 4 as the rungs call it) against eager's SiLU rounded the same way (tc_tf32(silu(v)), __float2bfloat16_rn(silu(v)))
 // at every one of the 2^32 float32 inputs, bit for bit; and the backward's SiLU terms 1 / (1 + e), v / (1 + e) by
 // div_newton (where div_newton_ok) against IEEE division, bit for bit; and silu_nocall against silu in float32, bit
-// for bit (NaN against NaN).
+// for bit (NaN against NaN); and tc_tf32_cvt (cvt.rn.tf32.f32) against tc_tf32, bit for bit (NaN against NaN).
 // Reports the mismatches (the guard is wrong if there is one: exit status 1), how often the guard falls back to
 // eager's formula per band of |v|, and the largest distance in ulp between silu_fast and silu per band (what
 // FUSED_SILU_GUARD is weighed against: the exhaustive comparison, not this distance, decides). Built with the JIT's device flags (-O3, no fast math), as tests/test_gpu.py does:
@@ -26,6 +26,8 @@ struct Tally {
   unsigned int first_bad_div;
   unsigned long long mismatch_nocall;  // silu_nocall against silu (eager's formula), float32 bits
   unsigned int first_bad_nocall;
+  unsigned long long mismatch_cvt;  // tc_tf32_cvt (cvt.rn.tf32.f32) against tc_tf32, bits (NaN against NaN)
+  unsigned int first_bad_cvt;
 };
 
 __device__ int band_of(float v) {
@@ -35,7 +37,7 @@ __device__ int band_of(float v) {
 }
 
 __global__ void exhaust(Tally* t) {
-  unsigned long long mt = 0, mb = 0, md = 0, fd = 0, mn = 0, in[kBands] = {}, ft[kBands] = {}, fb[kBands] = {};
+  unsigned long long mt = 0, mb = 0, md = 0, fd = 0, mn = 0, mc = 0, in[kBands] = {}, ft[kBands] = {}, fb[kBands] = {};
   unsigned int mu[kBands] = {};
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   for (unsigned long long i = 4 * (blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x);
@@ -65,6 +67,11 @@ __global__ void exhaust(Tally* t) {
         ++mn;
         t->first_bad_nocall = bits;
       }
+      const uint32_t rc = tc_tf32_cvt(v), ri = tc_tf32(v);
+      if (rc != ri && !(isnan(__uint_as_float(rc)) && isnan(__uint_as_float(ri)))) {
+        ++mc;
+        t->first_bad_cvt = bits;
+      }
       const float den = 1.0f + expf(-v);
       if (div_newton_ok(v, den)) {
         if (__float_as_uint(div_newton(1.0f, den)) != __float_as_uint(1.0f / den) ||
@@ -89,6 +96,7 @@ __global__ void exhaust(Tally* t) {
   atomicAdd(&t->mismatch_div, md);
   atomicAdd(&t->div_fallback, fd);
   atomicAdd(&t->mismatch_nocall, mn);
+  atomicAdd(&t->mismatch_cvt, mc);
   for (int b = 0; b < kBands; ++b) {
     atomicAdd(&t->inputs[b], in[b]);
     atomicAdd(&t->fallback_tf32[b], ft[b]);
@@ -113,7 +121,8 @@ int main() {
   Tally t;
   CK(cudaMemcpy(&t, d, sizeof(Tally), cudaMemcpyDeviceToHost));
   const char* names[kBands] = {"[0,1)", "[1,2)", "[2,4)", "[4,8)", "[8,16)", ">=16,inf,nan"};
-  std::printf("FUSED_SILU=%d FUSED_SILU_GUARD=%d: all 2^32 float32 inputs\n", FUSED_SILU, FUSED_SILU_GUARD);
+  std::printf("FUSED_SILU=%d FUSED_SILU_GUARD=%d FUSED_TF32_CVT=%d: all 2^32 float32 inputs\n", FUSED_SILU,
+              FUSED_SILU_GUARD, FUSED_TF32_CVT);
   std::printf("%-14s %12s %16s %16s %22s\n", "|v| band", "inputs", "fallback tf32", "fallback bf16",
               "max ulp |fast - silu|");
   for (int b = 0; b < kBands; ++b)
@@ -124,6 +133,7 @@ int main() {
   std::printf("backward SiLU terms 1/(1+e), v/(1+e) by div_newton: mismatches %llu, inputs left to IEEE division %llu\n",
               t.mismatch_div, t.div_fallback);
   std::printf("silu_nocall against silu (float32 bits): mismatches %llu\n", t.mismatch_nocall);
+  std::printf("tc_tf32_cvt (cvt.rn.tf32.f32) against tc_tf32 (bits): mismatches %llu\n", t.mismatch_cvt);
   const auto example = [](const char* kind, uint32_t bits) {
     std::printf("  e.g. %s at v = %.9g (0x%08x)\n", kind, host_float(bits), bits);
   };
@@ -131,7 +141,8 @@ int main() {
   if (t.mismatch_bf16) example("bf16", t.first_bad_bf16);
   if (t.mismatch_div) example("div_newton", t.first_bad_div);
   if (t.mismatch_nocall) example("silu_nocall", t.first_bad_nocall);
-  const bool bad = t.mismatch_tf32 || t.mismatch_bf16 || t.mismatch_div || t.mismatch_nocall;
+  if (t.mismatch_cvt) example("tc_tf32_cvt", t.first_bad_cvt);
+  const bool bad = t.mismatch_tf32 || t.mismatch_bf16 || t.mismatch_div || t.mismatch_nocall || t.mismatch_cvt;
   std::printf("%s\n", bad ? "FAIL" : "PASS: bit for bit at every input");
   return bad ? 1 : 0;
 }
