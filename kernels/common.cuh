@@ -108,29 +108,30 @@ inline const char* require_float32(const FusedArgs& a) {
 
 // fp32 -> tf32 with round-to-nearest-even (low 13 bits zero), as cuDNN rounds both GEMM operands when
 // torch.backends.cudnn.allow_tf32 is on (ties-away, cvt.rna, differs from eager by up to 8.6e-5 at the
-// headline; RNE by 6e-7). Integer form: add 0xfff plus the kept lsb, clear the low bits. The signed max with
-// the truncated value keeps a NaN a NaN (the carry of 0x7fffffff, CUDA's canonical NaN, would wrap it to
-// -0 and hide it); finite values and infinities round as cvt.rn.tf32.f32 would.
-__device__ __forceinline__ uint32_t tc_tf32(float v) {
+// headline; RNE by 6e-7). Integer form (any arch): add 0xfff plus the kept lsb, clear the low bits; a NaN comes
+// back a NaN with its quiet bit set, so that it stays one in the 19 bits the tensor cores read. (Before
+// 2026-12-04 a signed max stood in for that test: it kept CUDA's canonical NaN, but turned the NaNs whose payload
+// lay only in the dropped bits into infinities and wrapped negative NaNs at 0xfffff000 and above, all-ones
+// included, to +0: 12288 inputs, found by scripts/silu_exhaustive.cu.)
+__device__ __forceinline__ uint32_t tc_tf32_int(float v) {
   const uint32_t u = __float_as_uint(v);
-  const uint32_t r = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
-  return static_cast<uint32_t>(max(static_cast<int>(r), static_cast<int>(u & 0xffffe000u)));
+  if ((u & 0x7fffffffu) > 0x7f800000u) return u | 0x00400000u;
+  return (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
 }
-// The same rounding in one instruction (cvt.rn.tf32.f32, F2FP.TF32.F32.PACK_B; PTX has it from sm_90 on, so the
-// rungs built for sm_80 keep tc_tf32). scripts/silu_exhaustive.cu compares its bits with tc_tf32's at every float32
-// input; FUSED_TF32_CVT decides where the tile rungs use it.
-__device__ __forceinline__ uint32_t tc_tf32_cvt(float v) {
+// The same rounding; from sm_90 on in one instruction (cvt.rn.tf32.f32: F2FP.TF32.F32.PACK_B), whose bits
+// scripts/silu_exhaustive.cu compares with tc_tf32_int's at every float32 input (NaN against NaN).
+__device__ __forceinline__ uint32_t tc_tf32(float v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   uint32_t r;
   asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
   return r;
 #else
-  return tc_tf32(v);
+  return tc_tf32_int(v);
 #endif
 }
 #ifndef FUSED_TF32_CVT
-#define FUSED_TF32_CVT 0  // 1: the guarded SiLU's tf32 rounding (silu_rounded<13>) by tc_tf32_cvt, one instruction for
-                          // its two (sm_90 builds)
+#define FUSED_TF32_CVT 1  // 1: the guarded SiLU's tf32 rounding (silu_rounded<13>) by tc_tf32 where that is one
+                          // instruction (sm_90), instead of the two of its ties-away form
 #endif
 // 3xTF32 split: v = big + small + O(2^-22 |v|); v - big is exact in fp32.
 __device__ __forceinline__ void tc_split_tf32(float v, uint32_t& big, uint32_t& small) {
@@ -224,7 +225,12 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
     for (int i = 0; i < N; ++i) {
       const float f = silu_fast(v[i]);
       refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
-      if constexpr (kDropped == 13 && FUSED_TF32_CVT != 0) r[i] = __uint_as_float(tc_tf32_cvt(f));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      constexpr bool kCvt = kDropped == 13 && FUSED_TF32_CVT != 0;
+#else
+      constexpr bool kCvt = false;
+#endif
+      if constexpr (kCvt) r[i] = __uint_as_float(tc_tf32(f));
       else r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
     }
     if (__builtin_expect(refused != 0, 0)) {

@@ -105,9 +105,8 @@ __device__ __forceinline__ float2 lds64(uint32_t addr) {
   return v;
 }
 
-// fp32 -> tf32, round to nearest even, in one instruction (F2FP.TF32.F32.PACK_B; PTX's cvt.rn.tf32.f32 needs sm_90,
-// so the shared tc_tf32 of common.cuh keeps its six-instruction integer form): the same rounding of every finite value
-// (the tensor cores read the upper 19 bits only).
+// fp32 -> tf32, round to nearest even, in one instruction (F2FP.TF32.F32.PACK_B; PTX's cvt.rn.tf32.f32 needs sm_90):
+// common.cuh's tc_tf32 on sm_90, which this file does not include.
 __device__ __forceinline__ uint32_t tf32_rn(float v) {
   uint32_t r;
   asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));

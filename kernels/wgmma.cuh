@@ -90,7 +90,7 @@
                          // K 3 d 1 (C 64, T 4096) 1.057 (logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log). 0: none
 #endif
 #ifndef WG_ACT_ADDR
-#define WG_ACT_ADDR 0  // fp32: where a tile's groups start on 4-row boundaries (shift 0), the act stores of rows tt0 + i
+#define WG_ACT_ADDR 1  // fp32: where a tile's groups start on 4-row boundaries (shift 0), the act stores of rows tt0 + i
                        // at a per-group base (one add and a select a group) plus 3 per-thread offsets, instead of the
                        // swizzle worked out per store (~3 integer instructions each)
 #endif

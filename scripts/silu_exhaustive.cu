@@ -2,7 +2,8 @@
 // 4 as the rungs call it) against eager's SiLU rounded the same way (tc_tf32(silu(v)), __float2bfloat16_rn(silu(v)))
 // at every one of the 2^32 float32 inputs, bit for bit; and the backward's SiLU terms 1 / (1 + e), v / (1 + e) by
 // div_newton (where div_newton_ok) against IEEE division, bit for bit; and silu_nocall against silu in float32, bit
-// for bit (NaN against NaN); and tc_tf32_cvt (cvt.rn.tf32.f32) against tc_tf32, bit for bit (NaN against NaN).
+// for bit (NaN against NaN); and tc_tf32 (cvt.rn.tf32.f32 on sm_90) against its integer form tc_tf32_int, bit for bit
+// (NaN against NaN).
 // Reports the mismatches (the guard is wrong if there is one: exit status 1), how often the guard falls back to
 // eager's formula per band of |v|, and the largest distance in ulp between silu_fast and silu per band (what
 // FUSED_SILU_GUARD is weighed against: the exhaustive comparison, not this distance, decides). Built with the JIT's device flags (-O3, no fast math), as tests/test_gpu.py does:
@@ -26,7 +27,7 @@ struct Tally {
   unsigned int first_bad_div;
   unsigned long long mismatch_nocall;  // silu_nocall against silu (eager's formula), float32 bits
   unsigned int first_bad_nocall;
-  unsigned long long mismatch_cvt;  // tc_tf32_cvt (cvt.rn.tf32.f32) against tc_tf32, bits (NaN against NaN)
+  unsigned long long mismatch_cvt;  // tc_tf32 (cvt.rn.tf32.f32 on sm_90) against tc_tf32_int, bits (NaN against NaN)
   unsigned int first_bad_cvt;
 };
 
@@ -67,7 +68,7 @@ __global__ void exhaust(Tally* t) {
         ++mn;
         t->first_bad_nocall = bits;
       }
-      const uint32_t rc = tc_tf32_cvt(v), ri = tc_tf32(v);
+      const uint32_t rc = tc_tf32(v), ri = tc_tf32_int(v);
       if (rc != ri && !(isnan(__uint_as_float(rc)) && isnan(__uint_as_float(ri)))) {
         ++mc;
         t->first_bad_cvt = bits;
@@ -133,7 +134,7 @@ int main() {
   std::printf("backward SiLU terms 1/(1+e), v/(1+e) by div_newton: mismatches %llu, inputs left to IEEE division %llu\n",
               t.mismatch_div, t.div_fallback);
   std::printf("silu_nocall against silu (float32 bits): mismatches %llu\n", t.mismatch_nocall);
-  std::printf("tc_tf32_cvt (cvt.rn.tf32.f32) against tc_tf32 (bits): mismatches %llu\n", t.mismatch_cvt);
+  std::printf("tc_tf32 (cvt.rn.tf32.f32) against tc_tf32_int (bits; NaN against NaN): mismatches %llu\n", t.mismatch_cvt);
   const auto example = [](const char* kind, uint32_t bits) {
     std::printf("  e.g. %s at v = %.9g (0x%08x)\n", kind, host_float(bits), bits);
   };
@@ -141,7 +142,7 @@ int main() {
   if (t.mismatch_bf16) example("bf16", t.first_bad_bf16);
   if (t.mismatch_div) example("div_newton", t.first_bad_div);
   if (t.mismatch_nocall) example("silu_nocall", t.first_bad_nocall);
-  if (t.mismatch_cvt) example("tc_tf32_cvt", t.first_bad_cvt);
+  if (t.mismatch_cvt) example("tc_tf32", t.first_bad_cvt);
   const bool bad = t.mismatch_tf32 || t.mismatch_bf16 || t.mismatch_div || t.mismatch_nocall || t.mismatch_cvt;
   std::printf("%s\n", bad ? "FAIL" : "PASS: bit for bit at every input");
   return bad ? 1 : 0;

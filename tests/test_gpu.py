@@ -178,6 +178,30 @@ def test_modelnew_empty_noncontiguous_and_wide():
     assert new.__class__(1024, 8, 3).cuda()(x0).shape == (0, 8, 100)
 
 
+@pytest.mark.parametrize("tf32", [True, False], ids=["tf32_on", "tf32_off"])
+def test_nan_inputs_give_nan_where_eager_does(tf32):
+    """NaN in x, whatever its bits, gives NaN in y exactly where eager's y is NaN, on every tile route (bf16's rounds
+    NaN the same way). Among the bit patterns: all ones (0xffffffff: memory set to 0xff), a payload only in the 13 bits
+    TF32 drops (0x7f800001) and a negative one near the top (0xfffff403): the integer TF32 rounding before
+    2026-12-04 turned these into 0, inf and 0 (scripts/silu_exhaustive.cu now compares every input)."""
+    shape = dict(fj.HEADLINE)
+    model, x = fj.make_case(shape, torch.float32, "cuda", seed=77)
+    bits = torch.tensor([0xFFFFFFFF, 0x7F800001, 0xFFFFF403, 0x7FC00000, 0xFF800FFF], dtype=torch.int64)
+    xi = x.view(torch.int32)
+    for i, b in enumerate(bits.tolist()):
+        xi[i % 2, 7 + 29 * i, 40 + 97 * i] = b - (1 << 32) if b >= 1 << 31 else b
+    assert int(torch.isnan(x).sum()) == len(bits)
+    new = fj.ModelNew(shape["C_in"], shape["C_out"], shape["K"], shape["dilation"]).cuda()
+    new.load_state_dict(model.state_dict())
+    with fj.cudnn_tf32(tf32), torch.no_grad(), _quiet():
+        y, e = new(x), fj.eager_output(model, x)
+        assert new.route(x).name in (fj.FUSED_TF32, fj.FUSED_STRICT), new.route(x)
+    assert torch.isnan(e).any() and torch.equal(torch.isnan(y), torch.isnan(e)), \
+        (int(torch.isnan(y).sum()), int(torch.isnan(e).sum()))
+    finite = ~torch.isnan(e)
+    assert fj.max_diff(y[finite], e[finite]) <= 1e-5
+
+
 def test_modelnew_runs_the_wide_kernel_where_it_pays():
     """C in 129..256 with enough rows: rung 13's wide kernel (fused_kernel_pays), within 1e-5 of eager; few rows or
     C >= 384: the general path, which the route grid measured faster there, and the route says so."""
