@@ -94,11 +94,12 @@
                        // at a per-group base (one add and a select a group) plus 3 per-thread offsets, instead of the
                        // swizzle worked out per store (~3 integer instructions each)
 #endif
-#ifndef WG_TMA_TID
-#define WG_TMA_TID 0  // wg_kernel with the two-warpgroup GEMM (WG_GEMM_WGS = 2): the thread that requests the x tiles
-                      // after the first two. 0: thread 0, whose warpgroup then issues its wgmmas only once the TMA
-                      // request has returned; >= 256: a thread of a depthwise-only warpgroup. The four-warpgroup form
-                      // always uses thread 0
+#ifndef WG_X_EARLY
+#define WG_X_EARLY 0  // wg_kernel with the two-warpgroup GEMM and two x slots: the next x load into a slot is requested as
+                      // soon as every warp has read the slot (each warp arrives on the slot's mbarrier after its
+                      // depthwise; thread 256, in a depthwise-only warpgroup, waits for all 16 and issues the load), not
+                      // by thread 0 after the tile's y stores and block barrier. (Thread 256 issuing at the barrier,
+                      // WG_TMA_TID=256 in bae53a3: 0.994, 0.998, 0.988 of the tree, logs/2026-12-04_bae53a3_tma_tid_traces_ab.log)
 #endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
@@ -107,8 +108,6 @@ static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
 static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (chosen at launch), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
-static_assert(WG_TMA_TID == 0 || (WG_TMA_TID >= 256 && WG_TMA_TID < WARPGROUPS * 128),
-              "WG_TMA_TID: 0 or a thread of warpgroups 2, 3");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
 
 namespace {
@@ -123,7 +122,7 @@ namespace {
 constexpr int kTraceSlots = 72, kTraceBlocks = 1024, kTraceTiles = 8;
 enum WgTraceSlot { kTrEntry = 0, kTrExit = 1, kTrEntryNs = 2, kTrExitNs = 3, kTrWFill = 4, kTrTile0 = 8 };
 // kTrXIssued (wg_kernel): the recording thread is past the x request that precedes tile n's MMA issue
-// (issued by it where WG_TMA_TID = 0)
+// (none there with WG_X_EARLY)
 enum WgTracePhase { kTrXLanded, kTrActFree, kTrDwDone, kTrMmaIssued, kTrMmaDone, kTrStored, kTrBarrier, kTrXIssued,
                     kTrPhases };
 static_assert(kTrTile0 + kTraceTiles * kTrPhases <= kTraceSlots, "trace slots");
@@ -561,7 +560,25 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   constexpr int kN = kGemmHalf ? TT : kNT;  // this kernel's wgmma N
   static_assert(!kGemmHalf || !kYTma, "WG_GEMM_WGS = 2 stores y from the accumulators");
   const bool gemm_wg = !kGemmHalf || wgroup < 2;
-  constexpr int kTmaTid = kGemmHalf ? WG_TMA_TID : 0;  // requests x(S) and later
+  // WG_X_EARLY: each warp arrives on xfree[s] once its depthwise has read slot s; thread 256 (warpgroup 2, depthwise
+  // only) waits for all of them and requests the slot's next tile. (xfree: the mbarriers WG_WS would use.)
+  constexpr bool kEarly = WG_X_EARLY != 0 && kGemmHalf && S >= 2;
+  constexpr int kIssuer = 256;
+  uint64_t* xfree = xbar + S;
+  const int64_t stride = gridDim.x;
+  auto release_x = [&](int n) {  // this warp has read x slot n % S
+    if constexpr (kEarly) {
+      __syncwarp();
+      if ((tid & 31) == 0) mbar_arrive(&xfree[n % S]);
+    }
+  };
+  auto early_x = [&](int n, int64_t t) {  // thread kIssuer: once every warp has read slot n % S, x(n + S) into it
+    if constexpr (kEarly)
+      if (tid == kIssuer) {
+        mbar_wait(&xfree[n % S], (n / S) & 1);
+        tiles.issue_x(n + S, t + S * stride);
+      }
+  };
   constexpr int kDen = kGemmHalf ? 200 : nsplit;
   auto share_edge = [](int k) {  // in 200ths of the groups: the first k warpgroups' shares
     return k <= 2 ? 2 * WG_DW_SHARE * k : 4 * WG_DW_SHARE + (200 - 4 * WG_DW_SHARE) / 2 * (k - 2);
@@ -576,11 +593,12 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 
   if (tid == 0) {
     for (int s = 0; s < S; ++s) mbar_init(&xbar[s], 1);
+    if constexpr (kEarly)
+      for (int s = 0; s < S; ++s) mbar_init(&xfree[s], kThreads / 32);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
 
-  const int64_t stride = gridDim.x;
   int64_t tile = blockIdx.x;  // grid <= n_tiles: every block has a first tile
   const bool tracer = FUSED_TRACE && tid == 0;
   if (tracer) wg_mark_ends(true);
@@ -597,10 +615,12 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   // (the upper edge written at the call for the four-warpgroup form: its SASS then stays the one before WG_GEMM_WGS)
   tiles.depthwise(0, tile, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
   if (tracer) wg_mark_tile(0, kTrDwDone);
+  release_x(0);
+  early_x(0, tile);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
   if (tracer) wg_mark_tile(0, kTrBarrier);
-  if (tid == kTmaTid) tiles.issue_x(S, tile + S * stride);
+  if (!kEarly && tid == 0) tiles.issue_x(S, tile + S * stride);
   if (tracer) wg_mark_tile(0, kTrXIssued);
 
   // step i's first half: x(next) landed -> depthwise(i + 1) into act[(i + 1) % 2] (MMA(i) runs meanwhile)
@@ -609,10 +629,11 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     if (tracer) wg_mark_tile(i + 1, kTrXLanded);
     tiles.depthwise(i + 1, next, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
     if (tracer) wg_mark_tile(i + 1, kTrDwDone);
+    release_x(i + 1);
     fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
     if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
       __syncthreads();
-      if (tid == kTmaTid) tiles.issue_x(i + 2, next + stride);
+      if (tid == 0) tiles.issue_x(i + 2, next + stride);
     }
   };
   if (kGemmHalf && !gemm_wg) {  // warpgroups 2, 3 (WG_GEMM_WGS = 2): the depthwise only, at the same barriers.
@@ -620,11 +641,12 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     for (int i = 0;; ++i) {
       const int64_t next = tile + stride;
       const bool has_next = next < p.n_tiles;  // block-uniform
-      if (has_next) build_next(i, next);
+      if (has_next) {
+        build_next(i, next);
+        early_x(i + 1, next);
+      }
       __syncthreads();
       if (!has_next) return;
-      if constexpr (S >= 2 && kTmaTid != 0)
-        if (tid == kTmaTid) tiles.issue_x(i + 1 + S, next + S * stride);
       tile = next;
     }
   }
@@ -673,7 +695,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);
     if (!has_next) break;
-    if constexpr (S >= 2 && kTmaTid == 0)
+    if constexpr (S >= 2 && !kEarly)
       if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
     if (tracer) wg_mark_tile(i + 1, kTrXIssued);
     wg_gemm_issue<E, kSplit, kN, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
