@@ -223,7 +223,7 @@ def silu_exhaustive(run: bool = True, guard: int | None = None, defines: dict | 
     scripts/silu_exhaustive.cu built by nvcc with the JIT's device flags (cached by source hash under build_root())
     and, if `run`, run on the GPU. Returns its report (fallback rates and ulp distances per band of |v|); raises
     RuntimeError with the report if the build fails or any input's rounded value differs from eager's.
-    `guard` overrides FUSED_SILU_GUARD (ulp); `defines` sets other common.cuh knobs (e.g. FUSED_TF32_CVT)."""
+    `guard` overrides FUSED_SILU_GUARD (ulp); `defines` sets other common.cuh knobs (e.g. FUSED_SILU)."""
     src = ROOT / "scripts" / "silu_exhaustive.cu"
     arch = cuda_arch().replace(".", "").rstrip("a")  # "9.0" or "9.0a" -> sm_90a (the rungs' target)
     flags = ["-std=c++17", "-O3", f"-gencode=arch=compute_{arch}a,code=sm_{arch}a", f"-I{KERNELS_DIR}"]

@@ -129,10 +129,6 @@ __device__ __forceinline__ uint32_t tc_tf32(float v) {
   return tc_tf32_int(v);
 #endif
 }
-#ifndef FUSED_TF32_CVT
-#define FUSED_TF32_CVT 1  // 1: the guarded SiLU's tf32 rounding (silu_rounded<13>) by tc_tf32 where that is one
-                          // instruction (sm_90), instead of the two of its ties-away form
-#endif
 // 3xTF32 split: v = big + small + O(2^-22 |v|); v - big is exact in fp32.
 __device__ __forceinline__ void tc_split_tf32(float v, uint32_t& big, uint32_t& small) {
   big = tc_tf32(v);
@@ -226,7 +222,7 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
       const float f = silu_fast(v[i]);
       refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      constexpr bool kCvt = kDropped == 13 && FUSED_TF32_CVT != 0;
+      constexpr bool kCvt = kDropped == 13;  // one instruction for the ties-away form's two (ba760c1's knob)
 #else
       constexpr bool kCvt = false;
 #endif

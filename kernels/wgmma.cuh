@@ -51,6 +51,10 @@
 // logs/2026-12-03_99b1738_dw_pair_ws2_ab.log; the code: commit 99b1738).
 // WG_FAST_DIV and WG_DESC_ADD (the 64-bit tile division and the per-step descriptors as knobs beside their
 // replacements) were removed once measured: logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log; the old code: 4db2629.
+// WG_TMA_TID=256 (the later x requests by a depthwise-only thread at the barrier: 0.994, 0.998, 0.988 of thread 0's,
+// logs/2026-12-04_bae53a3_tma_tid_traces_ab.log; the code: bae53a3) and WG_X_EARLY (each x slot's next load requested
+// once all 16 warps had read it, per-warp mbarrier arrivals: 0.961-0.982 at five shapes,
+// logs/2026-12-04_d48e6c1_x_early_ab_trace_sanitize.log; the code: d48e6c1).
 #ifndef WG_WS
 #define WG_WS 0  // 1: warp-specialized (wg_ws_kernel below)
 #endif
@@ -89,18 +93,6 @@
                          // (WG_FIXED_K, 3e2c7b2) measured against that kernel: K 5 d 2 1.009, K 3 d 2 1.030,
                          // K 3 d 1 (C 64, T 4096) 1.057 (logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log). 0: none
 #endif
-#ifndef WG_ACT_ADDR
-#define WG_ACT_ADDR 1  // fp32: where a tile's groups start on 4-row boundaries (shift 0), the act stores of rows tt0 + i
-                       // at a per-group base (one add and a select a group) plus 3 per-thread offsets, instead of the
-                       // swizzle worked out per store (~3 integer instructions each)
-#endif
-#ifndef WG_X_EARLY
-#define WG_X_EARLY 0  // wg_kernel with the two-warpgroup GEMM and two x slots: the next x load into a slot is requested as
-                      // soon as every warp has read the slot (each warp arrives on the slot's mbarrier after its
-                      // depthwise; thread 256, in a depthwise-only warpgroup, waits for all 16 and issues the load), not
-                      // by thread 0 after the tile's y stores and block barrier. (Thread 256 issuing at the barrier,
-                      // WG_TMA_TID=256 in bae53a3: 0.994, 0.998, 0.988 of the tree, logs/2026-12-04_bae53a3_tma_tid_traces_ab.log)
-#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -121,8 +113,7 @@ namespace {
 #endif
 constexpr int kTraceSlots = 72, kTraceBlocks = 1024, kTraceTiles = 8;
 enum WgTraceSlot { kTrEntry = 0, kTrExit = 1, kTrEntryNs = 2, kTrExitNs = 3, kTrWFill = 4, kTrTile0 = 8 };
-// kTrXIssued (wg_kernel): the recording thread is past the x request that precedes tile n's MMA issue
-// (none there with WG_X_EARLY)
+// kTrXIssued (wg_kernel): thread 0 is past the x request that precedes tile n's MMA issue
 enum WgTracePhase { kTrXLanded, kTrActFree, kTrDwDone, kTrMmaIssued, kTrMmaDone, kTrStored, kTrBarrier, kTrXIssued,
                     kTrPhases };
 static_assert(kTrTile0 + kTraceTiles * kTrPhases <= kTraceSlots, "trace slots");
@@ -252,9 +243,12 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int kb = (c % (128 / ES)) * ES;              // byte of channel c within its atom row
   const uint32_t cbase = (c / (128 / ES)) * (TT * 128) + (kb & 15);
   const uint32_t chunk = kb >> 4;
-  // WG_ACT_ADDR, shift 0 (G = 4): rows tt0 + i, tt0 = 4 j, share bit 2 of the swizzle's row term (tt0 & 4), so
-  // row tt0 + i lies at cbase + 128 tt0 + 16 (chunk ^ (tt0 & 4)) + e_i, e_i = 128 i + 16 ((chunk & 3) ^ i) - 16 (chunk & 3)
-  constexpr bool kFastAddr = WG_ACT_ADDR != 0 && G == 4;
+  // fp32 (G = 4) at shift 0: rows tt0 + i, tt0 = 4 j, share bit 2 of the swizzle's row term (tt0 & 4), so row
+  // tt0 + i lies at cbase + 128 tt0 + 16 (chunk ^ (tt0 & 4)) + e_i, e_i = 128 i + 16 ((chunk & 3) ^ i) - 16 (chunk & 3):
+  // one base a group and three per-thread offsets instead of the swizzle per store (with the one-instruction
+  // rounding, 1.0030-1.0075 in four ab runs at the headline, K 9 d 1 1.0155: logs/2026-12-04_ba760c1_tf32_cvt_act_addr_ab.log,
+  // _475f57c_cvt_defaults_verify_ab.log; the form before: ba760c1 with WG_ACT_ADDR=0)
+  constexpr bool kFastAddr = G == 4;
   const int lo2 = static_cast<int>(chunk & 3u);
   const uint32_t e1 = 128 + 16 * ((lo2 ^ 1) - lo2), e2 = 256 + 16 * ((lo2 ^ 2) - lo2), e3 = 384 + 16 * ((lo2 ^ 3) - lo2);
   const uint32_t base0 = cbase + 16u * chunk, base1 = cbase + 16u * (chunk ^ 4u);  // even / odd groups
@@ -560,25 +554,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   constexpr int kN = kGemmHalf ? TT : kNT;  // this kernel's wgmma N
   static_assert(!kGemmHalf || !kYTma, "WG_GEMM_WGS = 2 stores y from the accumulators");
   const bool gemm_wg = !kGemmHalf || wgroup < 2;
-  // WG_X_EARLY: each warp arrives on xfree[s] once its depthwise has read slot s; thread 256 (warpgroup 2, depthwise
-  // only) waits for all of them and requests the slot's next tile. (xfree: the mbarriers WG_WS would use.)
-  constexpr bool kEarly = WG_X_EARLY != 0 && kGemmHalf && S >= 2;
-  constexpr int kIssuer = 256;
-  uint64_t* xfree = xbar + S;
   const int64_t stride = gridDim.x;
-  auto release_x = [&](int n) {  // this warp has read x slot n % S
-    if constexpr (kEarly) {
-      __syncwarp();
-      if ((tid & 31) == 0) mbar_arrive(&xfree[n % S]);
-    }
-  };
-  auto early_x = [&](int n, int64_t t) {  // thread kIssuer: once every warp has read slot n % S, x(n + S) into it
-    if constexpr (kEarly)
-      if (tid == kIssuer) {
-        mbar_wait(&xfree[n % S], (n / S) & 1);
-        tiles.issue_x(n + S, t + S * stride);
-      }
-  };
   constexpr int kDen = kGemmHalf ? 200 : nsplit;
   auto share_edge = [](int k) {  // in 200ths of the groups: the first k warpgroups' shares
     return k <= 2 ? 2 * WG_DW_SHARE * k : 4 * WG_DW_SHARE + (200 - 4 * WG_DW_SHARE) / 2 * (k - 2);
@@ -593,8 +569,6 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 
   if (tid == 0) {
     for (int s = 0; s < S; ++s) mbar_init(&xbar[s], 1);
-    if constexpr (kEarly)
-      for (int s = 0; s < S; ++s) mbar_init(&xfree[s], kThreads / 32);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
@@ -615,12 +589,10 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   // (the upper edge written at the call for the four-warpgroup form: its SASS then stays the one before WG_GEMM_WGS)
   tiles.depthwise(0, tile, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
   if (tracer) wg_mark_tile(0, kTrDwDone);
-  release_x(0);
-  early_x(0, tile);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
   if (tracer) wg_mark_tile(0, kTrBarrier);
-  if (!kEarly && tid == 0) tiles.issue_x(S, tile + S * stride);
+  if (tid == 0) tiles.issue_x(S, tile + S * stride);
   if (tracer) wg_mark_tile(0, kTrXIssued);
 
   // step i's first half: x(next) landed -> depthwise(i + 1) into act[(i + 1) % 2] (MMA(i) runs meanwhile)
@@ -629,7 +601,6 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     if (tracer) wg_mark_tile(i + 1, kTrXLanded);
     tiles.depthwise(i + 1, next, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
     if (tracer) wg_mark_tile(i + 1, kTrDwDone);
-    release_x(i + 1);
     fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
     if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
       __syncthreads();
@@ -641,10 +612,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     for (int i = 0;; ++i) {
       const int64_t next = tile + stride;
       const bool has_next = next < p.n_tiles;  // block-uniform
-      if (has_next) {
-        build_next(i, next);
-        early_x(i + 1, next);
-      }
+      if (has_next) build_next(i, next);
       __syncthreads();
       if (!has_next) return;
       tile = next;
@@ -695,7 +663,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);
     if (!has_next) break;
-    if constexpr (S >= 2 && !kEarly)
+    if constexpr (S >= 2)
       if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);
     if (tracer) wg_mark_tile(i + 1, kTrXIssued);
     wg_gemm_issue<E, kSplit, kN, TT>(d, w_wg, act_wg + ((i + 1) & 1) * L::act_stage, L::w_bytes, L::act_part);
