@@ -33,7 +33,9 @@
 //   Since 2026-12-04 evening wgmma.cuh divides tile indices by a multiply-high, builds the k-steps' descriptors by
 //   adds, and has kernels of their own for K = 3, 5, 7: ab at the headline 36.45 -> 34.21 us (1.066;
 //   logs/2026-12-04_3267093_ct_k_tests_ab.log), bench 33.74 us, 2.62x the same run's clone
-//   (logs/2026-12-04_2695b41_tests_bench_shapes_kernelbench.log).
+//   (logs/2026-12-04_2695b41_tests_bench_shapes_kernelbench.log). Since 2026-12-04 night the split rounds by
+//   cvt.rn.tf32.f32 (common.cuh's tc_tf32 on sm_90: one instruction for six, twice per activation): bench 31.18 us,
+//   2.44x the same run's clone (logs/2026-12-04_a82acbb_tests_bench_shapes.log; separate runs, not an ab).
 //   What would close it: the producers' depthwise (8 warps, the accurate SiLU, two rounded stores per
 //   output) bounds the loop as in rung 09's warp-specialized build; W_pw's small parts out of smem (a 2-CTA
 //   cluster splitting C_out, or A from registers) for two x slots; fewer instructions per depthwise output.
