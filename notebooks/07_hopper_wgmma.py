@@ -261,3 +261,30 @@ else:
 # fp32 the same form is 6.6% slower: 8-byte stores already fill 32-byte sectors, and the extra barrier and the wait
 # for the staging's reads cost more than they save. The tables above are from this notebook's own run, made before
 # this change.
+
+# %% [markdown]
+# ## A tile's time, traced (2026-12-04 night)
+#
+# The trace of rung 9 at the headline (`scripts/trace_case.py wgmma_tf32`, one launch; thread 0 of warpgroup 0,
+# results/traces/trace_wgmma_tf32_bae53a3.png): W_pw and the first x tile are in at ~4 us, then every tile takes
+# 3.2-3.4 us in the same pieces: its share of the depthwise ~1.6, the previous tile's y stores ~0.3, a barrier and
+# the next x request ~0.3-0.5, and the MMA issue ~0.5 (a warpgroup leaves the issue only once the tensor cores have
+# taken most of its wgmmas).
+#
+# ![rung 9's per-block timeline](../results/traces/trace_wgmma_tf32_bae53a3.png)
+#
+# Two more traces with one phase left out (results/logs/2026-12-04_eae952b_ablate_traces.log) say which of those
+# pieces bind:
+#
+# | build | block | a tile | the depthwise of tiles 1-3 |
+# |---|---|---|---|
+# | the kernel | 17.15 us | 3.2-3.4 us | 1.76, 1.60, 1.62 us |
+# | no MMA | 14.85 | 2.7-2.9 | 1.83, 1.66, 1.69 |
+# | no depthwise | 12.29 | 2.0-2.5, waiting for x | - |
+#
+# The depthwise takes as long with the tensor cores reading shared memory beside it as without. Without the
+# depthwise the block waits for x: two x slots deliver a tile every ~2.3 us, the memory floor of this pipeline. So
+# the serial chain of the GEMM warpgroups is ~0.9 us a tile over it. Asking for x earlier was slower at every shape
+# (0.96-0.98x: x's reads then compete with y's writes). The TF32 rounding in one instruction (`cvt.rn.tf32.f32`)
+# with simpler act store addresses bought 0.3-0.75% here in four A/B runs; rung 10, which rounds every activation
+# twice, benched 31.2 us against 33.7 in the run before (separate runs; docs/ladder.md, "Runs of 2026-12-04 night").
