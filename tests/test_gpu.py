@@ -180,10 +180,10 @@ def test_modelnew_empty_noncontiguous_and_wide():
 
 @pytest.mark.parametrize("tf32", [True, False], ids=["tf32_on", "tf32_off"])
 def test_nan_inputs_give_nan_where_eager_does(tf32):
-    """NaN in x, whatever its bits, gives NaN in y exactly where eager's y is NaN, on every tile route (bf16's rounds
-    NaN the same way). Among the bit patterns: all ones (0xffffffff: memory set to 0xff), a payload only in the 13 bits
-    TF32 drops (0x7f800001) and a negative one near the top (0xfffff403): the integer TF32 rounding before
-    2026-12-04 turned these into 0, inf and 0 (scripts/silu_exhaustive.cu now compares every input)."""
+    """NaN in x, whatever its bits, gives NaN in y exactly where eager's y is NaN, on both float32 tile routes (TF32
+    and strict). Among the bit patterns: all ones (0xffffffff: memory set to 0xff), a payload only in the 13 bits
+    TF32 drops (0x7f800001) and a negative one near the top (0xfffff403), which the integer TF32 rounding before
+    2026-12-04 rounded to 0, inf and 0 (scripts/silu_exhaustive.cu now compares every input)."""
     shape = dict(fj.HEADLINE)
     model, x = fj.make_case(shape, torch.float32, "cuda", seed=77)
     bits = torch.tensor([0xFFFFFFFF, 0x7F800001, 0xFFFFF403, 0x7FC00000, 0xFF800FFF], dtype=torch.int64)
