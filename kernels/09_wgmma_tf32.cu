@@ -53,11 +53,11 @@
 //   kernel: the cause is not settled), the y stores, barriers. Warp specialization moves the depthwise to
 //   8 warps, where it is latency-bound per warp: the producers then bound the kernel, hence no gain. An
 //   empty kernel and the 33.6 MB copy set a floor under this timer (docs/ladder.md).
-// Next: find what lengthens the steps that issue a TMA load (a dedicated producer warp); fewer instructions
-//   per depthwise output (the SiLU guard and rounding, ~31, and the swizzled act stores, ~24, are half of the K = 5
-//   loop's ~106 SASS instructions per 4 outputs: logs/2026-12-04_3267093_k5_loop_sass.txt); the W_pw fill, now
-//   the largest single block of instructions (455 a warp);
-//   W_pw as the A operand from registers, for a deeper x ring.
+// Next (traces of 2026-12-04 night, docs/ladder.md): a tile takes 3.2-3.4 us, ~0.9 over what two x slots deliver
+//   (logs/2026-12-04_eae952b_ablate_traces.log): take the MMA issue (~0.5 us a tile) off the GEMM warpgroups' chain;
+//   fewer instructions per depthwise output (the K = 5 loop: 77-81 SASS instructions per 4 outputs to the SiLU
+//   guard's branch, ~27 of them the guard and rounding, then 12-15 for the act stores at shift 0:
+//   logs/2026-12-04_1d7550b_k5_loop_sass.txt); the ~4 us before the first tile.
 // Shape limits (fused_unsupported): an sm_90 GPU (wgmma is sm_90a-only); fp32 x with T % 4 == 0 and
 //   16-byte alignment, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise); C_in <= 128,
 //   C_out <= 128. ModelNew routes every other shape to the next rung of its accuracy class (rung 8, then 5).

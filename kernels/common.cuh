@@ -120,8 +120,13 @@ __device__ __forceinline__ uint32_t tc_tf32_int(float v) {
 }
 // The same rounding; from sm_90 on in one instruction (cvt.rn.tf32.f32: F2FP.TF32.F32.PACK_B), whose bits
 // scripts/silu_exhaustive.cu compares with tc_tf32_int's at every float32 input (NaN against NaN).
-__device__ __forceinline__ uint32_t tc_tf32(float v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define TC_TF32_ONE_INSTRUCTION 1
+#else
+#define TC_TF32_ONE_INSTRUCTION 0
+#endif
+__device__ __forceinline__ uint32_t tc_tf32(float v) {
+#if TC_TF32_ONE_INSTRUCTION
   uint32_t r;
   asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
   return r;
@@ -221,12 +226,8 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
     for (int i = 0; i < N; ++i) {
       const float f = silu_fast(v[i]);
       refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      constexpr bool kCvt = kDropped == 13;  // one instruction for the ties-away form's two (ba760c1's knob)
-#else
-      constexpr bool kCvt = false;
-#endif
-      if constexpr (kCvt) r[i] = __uint_as_float(tc_tf32(f));
+      // tf32 on sm_90: tc_tf32's one instruction for the ties-away form's two (ba760c1's knob)
+      if constexpr (kDropped == 13 && TC_TF32_ONE_INSTRUCTION) r[i] = __uint_as_float(tc_tf32(f));
       else r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
     }
     if (__builtin_expect(refused != 0, 0)) {

@@ -51,6 +51,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include "common.cuh"       // tc_tf32: RNE rounding to TF32 in one instruction (cvt.rn.tf32.f32)
 #include "mbarrier.cuh"     // mbar_init, mbar_arrive, mbar_wait, named_bar_sync
 #include "wgmma_ops.cuh"    // wg_desc, wg_swz, wg_fence_regs, TMA loads, tma_map_3d
 #include "pw_wgrad_args.h"
@@ -103,14 +104,6 @@ __device__ __forceinline__ float2 lds64(uint32_t addr) {
   float2 v;
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
   return v;
-}
-
-// fp32 -> tf32, round to nearest even, in one instruction (F2FP.TF32.F32.PACK_B; PTX's cvt.rn.tf32.f32 needs sm_90):
-// common.cuh's tc_tf32 on sm_90, which this file does not include.
-__device__ __forceinline__ uint32_t tf32_rn(float v) {
-  uint32_t r;
-  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-  return r;
 }
 
 // D (64 x 128) (+)= A (64 x 8 tf32, registers) * B (8 x 128, smem descriptor b); accumulate 0 overwrites D.
@@ -204,8 +197,8 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
     for (int r = 0; r < kChunks; ++r) {
       const int q = wg + kConsumers * r;
       const uint32_t addr = row + (q >> 3) * (kRows * 128) + (((q & 7) ^ (c & 7)) << 4);
-      asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(tf32_rn(w[r][0])),
-                   "r"(tf32_rn(w[r][1])), "r"(tf32_rn(w[r][2])), "r"(tf32_rn(w[r][3])) : "memory");
+      asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(tc_tf32(w[r][0])),
+                   "r"(tc_tf32(w[r][1])), "r"(tc_tf32(w[r][2])), "r"(tc_tf32(w[r][3])) : "memory");
     }
   }
   if ((PWDG_ABLATE & 4) && kEarly < kPerWg && (tid & 127) == 0 && !(PWDG_ABLATE & 16))  // no fill: issue them here
@@ -244,8 +237,8 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
           a[ks][2 * h + 1] = __float_as_uint(v.y);
         } else {
           dbs[2 * ks + h] += v.x + v.y;
-          a[ks][2 * h] = tf32_rn(v.x);
-          a[ks][2 * h + 1] = tf32_rn(v.y);
+          a[ks][2 * h] = tc_tf32(v.x);
+          a[ks][2 * h + 1] = tc_tf32(v.y);
         }
       }
     }
