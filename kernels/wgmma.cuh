@@ -86,6 +86,11 @@
 #define WG_DW_SHARE 25  // WG_GEMM_WGS = 2: percent of a tile's depthwise groups each GEMM warpgroup builds (the
                         // other two split the rest)
 #endif
+#ifndef WG_WS_SHARE
+#define WG_WS_SHARE 0  // WG_WS = 1: percent of a tile's depthwise groups each consumer warpgroup builds, between issuing
+                       // the tile's GEMM and waiting for it (the producers split the rest). 0: the producers build
+                       // all of act (rung 10)
+#endif
 #ifndef WG_CT_K
 #define WG_CT_K 3, 5, 7  // the kernel sizes K with a kernel of their own (the depthwise's K a compile-time constant, one
                          // depthwise loop per call site); every other K runs the kernel whose depthwise dispatches on
@@ -100,6 +105,7 @@ static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
 static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (chosen at launch), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
+static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
 
 namespace {
@@ -289,6 +295,12 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
         if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
     }
   }
+}
+
+// Where the first k warpgroups' depthwise shares end, in 200ths of a tile's groups, when warpgroups 0 and 1 each build
+// `share` percent and warpgroups 2 and 3 split the rest (k = 0 .. 4).
+__host__ __device__ constexpr int wg_share_edge(int k, int share) {
+  return k <= 2 ? 2 * share * k : 4 * share + (200 - 4 * share) / 2 * (k - 2);
 }
 
 // Run-time K -> wg_dw_silu_k<.., K> (K = KK, KK - 1, ..., 1; the shape test guarantees (K-1)*D <= 16).
@@ -556,11 +568,8 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   const bool gemm_wg = !kGemmHalf || wgroup < 2;
   const int64_t stride = gridDim.x;
   constexpr int kDen = kGemmHalf ? 200 : nsplit;
-  auto share_edge = [](int k) {  // in 200ths of the groups: the first k warpgroups' shares
-    return k <= 2 ? 2 * WG_DW_SHARE * k : 4 * WG_DW_SHARE + (200 - 4 * WG_DW_SHARE) / 2 * (k - 2);
-  };
   // this thread's groups: [dw_lo, dw_hi) in 200ths with kGemmHalf, else share h of nsplit (dw_hi unused)
-  const int dw_lo = kGemmHalf ? share_edge(h) : h, dw_hi = h == 3 ? 200 : share_edge(h + 1);
+  const int dw_lo = kGemmHalf ? wg_share_edge(h, WG_DW_SHARE) : h, dw_hi = h == 3 ? 200 : wg_share_edge(h + 1, WG_DW_SHARE);
   const bool live = c < p.C_in;
   float wt[kKmax], bias = 0.0f;
 #pragma unroll
@@ -688,6 +697,10 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 // Consumer warpgroup cg multiplies W rows 64 cg .. + 63 by every column of the tile, in wgmma N of
 // min(TT, 64). (One consumer warpgroup for both row halves holds twice the accumulators: it spills
 // under the 128 registers a 512-thread block allows.)
+// WG_WS_SHARE > 0: the consumers also build WG_WS_SHARE percent of each tile's groups per warpgroup (of tile n + 1
+// between issuing MMA(n) and waiting for it, once EMPTY says MMA(n - 1) is done with that buffer), the producers
+// the rest; FULL then counts both roles' threads, and consumer thread 0 requests x(n + S) once FULL(n) completes
+// (every read of that slot is done), instead of the producers after a barrier of their own.
 static_assert(WG_WS == 0 || (WG_WS == 1 && WARPGROUPS == 4), "WG_WS: 0 (off) or 1 (needs WARPGROUPS=4)");
 template <typename T, bool kSplit, int TT, int D, int KC>
 __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
@@ -701,6 +714,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
   constexpr int kN = TT < 64 ? TT : 64, kCH = TT / kN;  // wgmma N per column chunk, column chunks
   constexpr bool kYTma = wg_y_box<T, kSplit>() != 0;  // (then kN = TT: one chunk; WG_WS = 1: two consumers)
   constexpr int kBarProducers = 1, kBarConsumers = 2;
+  constexpr bool kShare = WG_WS_SHARE > 0;
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
   uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // xbar[S], full[2], empty[2]
@@ -711,7 +725,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
   if (tid == 0) {
     for (int s = 0; s < S; ++s) mbar_init(&xbar[s], 1);
     for (int s = 0; s < 2; ++s) {
-      mbar_init(&full[s], NP);
+      mbar_init(&full[s], kShare ? NP + NC : NP);
       mbar_init(&empty[s], NC);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
@@ -719,14 +733,25 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
   __syncthreads();
   const int64_t stride = gridDim.x;
 
-  if (tid >= NC) {  // ---- producers: one channel c each (lanes on consecutive channels), share h of the groups
-    const int ptid = tid - NC, c = ptid % kMaxCin, h = ptid / kMaxCin;
-    constexpr int nsplit = NP / kMaxCin;
-    const bool live = c < p.C_in;
-    float wt[kKmax], bias = 0.0f;
+  // every thread that builds act: one channel c (lanes on consecutive channels), its taps and bias, and its
+  // warpgroup's groups [dw_lo, dw_hi) of kDen (producers: share h of nsplit; kShare: wg_share_edge's 200ths, warpgroup
+  // h + 2 for producer share h), set by dw_setup in the role that builds
+  constexpr int nsplit = NP / kMaxCin, kDen = kShare ? 200 : nsplit;
+  int dw_lo, dw_hi;
+  bool live;
+  float wt[kKmax], bias = 0.0f;
+  auto dw_setup = [&](int c, int wgi) {  // wgi: the block's warpgroup (kShare), else the producer share
+    dw_lo = kShare ? wg_share_edge(wgi, WG_WS_SHARE) : wgi;
+    dw_hi = kShare ? (wgi == 3 ? 200 : wg_share_edge(wgi + 1, WG_WS_SHARE)) : wgi + 1;
+    live = c < p.C_in;
 #pragma unroll
     for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
     if (live && p.b_dw) bias = __ldg(p.b_dw + c);
+  };
+
+  if (tid >= NC) {  // ---- producers
+    const int ptid = tid - NC, c = ptid % kMaxCin, h = ptid / kMaxCin;
+    dw_setup(c, kShare ? h + 2 : h);
     if (ptid == 0)
       for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, blockIdx.x + n * stride);
     const bool tracer = FUSED_TRACE && ptid == 0;
@@ -737,13 +762,15 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
       if (n == 0 && ptid == 0) tiles.after_first(tile);
       if (n >= 2) mbar_wait(&empty[n & 1], ((n >> 1) - 1) & 1);  // the consumers' MMA(n - 2) is done with it
       if (tracer) wg_mark_tile(n, kTrActFree);
-      tiles.depthwise(n, tile, wt, bias, c, live, h, h + 1, nsplit);
+      tiles.depthwise(n, tile, wt, bias, c, live, dw_lo, dw_hi, kDen);
       if (tracer) wg_mark_tile(n, kTrDwDone);
       fence_proxy_async();  // act[n % 2] -> visible to the consumers' wgmma
       mbar_arrive(&full[n & 1]);
-      named_bar_sync(kBarProducers, NP);  // every producer is done reading x slot n % S
-      if (tracer) wg_mark_tile(n, kTrBarrier);
-      if (ptid == 0) tiles.issue_x(n + S, tile + S * stride);
+      if constexpr (!kShare) {
+        named_bar_sync(kBarProducers, NP);  // every producer is done reading x slot n % S
+        if (tracer) wg_mark_tile(n, kTrBarrier);
+        if (ptid == 0) tiles.issue_x(n + S, tile + S * stride);
+      }
     }
   } else {  // ---- consumers
     const bool tracer = FUSED_TRACE && tid == 0;
@@ -763,14 +790,32 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
         for (int r = 0; r < kN / 2; ++r) d[u][a][r] = 0.0f;
     const float2 bias_pw = wg_bias(p, cg * 64);
     T* y = static_cast<T*>(p.y);
+    // kShare: the consumers' part of tile m's act (m >= 2: once every consumer is past MMA(m - 2))
+    auto build_share = [&](int m, int64_t t) {
+      tiles.wait_x(m);
+      if (m >= 2) mbar_wait(&empty[m & 1], ((m >> 1) - 1) & 1);
+      tiles.depthwise(m, t, wt, bias, tid % kMaxCin, live, dw_lo, dw_hi, kDen);
+      fence_proxy_async();
+      mbar_arrive(&full[m & 1]);
+    };
+    if constexpr (kShare) {
+      dw_setup(tid % kMaxCin, tid / kMaxCin);
+      build_share(0, blockIdx.x);
+    }
     int n = 0;
     for (int64_t tile = blockIdx.x; tile < p.n_tiles; tile += stride, ++n) {
       mbar_wait(&full[n & 1], (n >> 1) & 1);
+      if constexpr (kShare) {  // every read of x slot n % S is done
+        if (tid == 0) tiles.issue_x(n + S, tile + S * stride);
+        if (tracer) wg_mark_tile(n, kTrXIssued);
+      }
       const uint32_t act_n = act_addr + (n & 1) * L::act_stage;
 #pragma unroll
       for (int ch = 0; ch < kCH; ++ch)
         wg_gemm_issue<E, kSplit, kN, TT>(d[ch], w_cg, act_n + ch * kN * 128, L::w_bytes, L::act_part);
       if (tracer) wg_mark_tile(n, kTrMmaIssued);
+      if constexpr (kShare)
+        if (tile + stride < p.n_tiles) build_share(n + 1, tile + stride);  // block-uniform
       wg_wait<0>();
 #pragma unroll
       for (int ch = 0; ch < kCH; ++ch) wg_fence_regs(d[ch]);
