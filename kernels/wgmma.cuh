@@ -91,6 +91,10 @@
                        // the tile's GEMM and waiting for it (the producers split the rest). 0: the producers build
                        // all of act (rung 10)
 #endif
+#ifndef WG_DW_UNROLL
+#define WG_DW_UNROLL 1  // depthwise groups (4 fp32 or 8 16-bit outputs of one channel) a thread builds per step: 2 loads
+                        // one window of NQ + 1 16-byte x chunks for both and runs one SiLU guard branch for both
+#endif
 #ifndef WG_CT_K
 #define WG_CT_K 3, 5, 7  // the kernel sizes K with a kernel of their own (the depthwise's K a compile-time constant, one
                          // depthwise loop per call site); every other K runs the kernel whose depthwise dispatches on
@@ -106,6 +110,7 @@ static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
 static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (chosen at launch), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
+static_assert(WG_DW_UNROLL == 1 || WG_DW_UNROLL == 2, "WG_DW_UNROLL: 1 or 2");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
 
 namespace {
@@ -258,43 +263,54 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int lo2 = static_cast<int>(chunk & 3u);
   const uint32_t e1 = 128 + 16 * ((lo2 ^ 1) - lo2), e2 = 256 + 16 * ((lo2 ^ 2) - lo2), e3 = 384 + 16 * ((lo2 ^ 3) - lo2);
   const uint32_t base0 = cbase + 16u * chunk, base1 = cbase + 16u * (chunk ^ 4u);  // even / odd groups
-  for (int j = j0; j < j1; ++j) {
-    float v[G];
+  // U groups (U G consecutive outputs) from one window of NQ + U - 1 16-byte loads; one SiLU guard branch for all
+  auto step = [&](int j, auto u_const) {
+    constexpr int U = decltype(u_const)::value;
+    float v[U * G];
 #pragma unroll
-    for (int i = 0; i < G; ++i) v[i] = 0.0f;
+    for (int i = 0; i < U * G; ++i) v[i] = 0.0f;
     if (live) {
-      float win[G * NQ];
+      float win[G * (NQ + U - 1)];
 #pragma unroll
-      for (int q = 0; q < NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
+      for (int q = 0; q < NQ + U - 1; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
 #pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = bias;
+      for (int i = 0; i < U * G; ++i) v[i] = bias;
 #pragma unroll
       for (int k = 0; k < K; ++k)
 #pragma unroll
-        for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
+        for (int i = 0; i < U * G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
 #pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
+      for (int i = 0; i < U * G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
       if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
     }
-    const int tt0 = G * j - shift;
-    auto put = [&](int tt, float val) {
-      wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
-    };
-    if (kFastAddr && shift == 0) {  // tile-uniform; every group lies inside the tile
-      unsigned char* b = sAct + ((j & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(j);
-      wg_put_act<E, kSplit>(b, small_off, v[0]);
-      wg_put_act<E, kSplit>(b + e1, small_off, v[1]);
-      wg_put_act<E, kSplit>(b + e2, small_off, v[2 % G]);
-      wg_put_act<E, kSplit>(b + e3, small_off, v[3 % G]);
-    } else if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
 #pragma unroll
-      for (int i = 0; i < G; ++i) put(tt0 + i, v[i]);
-    } else {
+    for (int u = 0; u < U; ++u) {
+      const int jj = j + u;
+      const float* vu = v + u * G;
+      const int tt0 = G * jj - shift;
+      auto put = [&](int tt, float val) {
+        wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
+      };
+      if (kFastAddr && shift == 0) {  // tile-uniform; every group lies inside the tile
+        unsigned char* b = sAct + ((jj & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(jj);
+        wg_put_act<E, kSplit>(b, small_off, vu[0]);
+        wg_put_act<E, kSplit>(b + e1, small_off, vu[1]);
+        wg_put_act<E, kSplit>(b + e2, small_off, vu[2 % G]);
+        wg_put_act<E, kSplit>(b + e3, small_off, vu[3 % G]);
+      } else if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
 #pragma unroll
-      for (int i = 0; i < G; ++i)
-        if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
+        for (int i = 0; i < G; ++i) put(tt0 + i, vu[i]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < G; ++i)
+          if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, vu[i]);
+      }
     }
-  }
+  };
+  int j = j0;
+  if constexpr (WG_DW_UNROLL == 2)
+    for (; j + 1 < j1; j += 2) step(j, std::integral_constant<int, 2>{});
+  for (; j < j1; ++j) step(j, std::integral_constant<int, 1>{});
 }
 
 // Where the first k warpgroups' depthwise shares end, in 200ths of a tile's groups, when warpgroups 0 and 1 each build
