@@ -89,7 +89,16 @@
 #ifndef WG_WS_SHARE
 #define WG_WS_SHARE 0  // WG_WS = 1: percent of a tile's depthwise groups each consumer warpgroup builds, between issuing
                        // the tile's GEMM and waiting for it (the producers split the rest). 0: the producers build
-                       // all of act (rung 10)
+                       // all of act (rung 10). Measured on rung 09 at the headline against its default (ab): 10 0.948,
+                       // 15 0.978, 20 1.0125, 25 0.998, 30 0.972, 40 0.932 (logs/2026-12-04_eea1ed3_ws_share_ab.log,
+                       // _ws_share_2_ab.log)
+#endif
+#ifndef WG_WS_D1_SHARE
+#define WG_WS_D1_SHARE 20  // WG_WS = 0, fp32 (not the split): where dilation = 1 and the two-warpgroup form is not chosen
+                           // (K < WG_GEMM_D1_MIN_K or C_out <= 64) and K is listed in WG_CT_K, launch wg_ws_kernel with this
+                           // consumer share instead
+                           // of the four-warpgroup form: 1.037-1.076x at four dilation-1 shapes (ab, 20 and 15 alike;
+                           // logs/2026-12-04_*_ws_d1_ab.log). 0: the four-warpgroup form there
 #endif
 #ifndef WG_DW_UNROLL
 #define WG_DW_UNROLL 1  // depthwise groups (4 fp32 or 8 16-bit outputs of one channel) a thread builds per step: 2 loads
@@ -110,6 +119,7 @@ static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
 static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (chosen at launch), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
+static_assert(WG_WS_D1_SHARE >= 0 && WG_WS_D1_SHARE <= 50, "WG_WS_D1_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_DW_UNROLL == 1 || WG_DW_UNROLL == 2, "WG_DW_UNROLL: 1 or 2");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
 
@@ -713,12 +723,13 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
 // Consumer warpgroup cg multiplies W rows 64 cg .. + 63 by every column of the tile, in wgmma N of
 // min(TT, 64). (One consumer warpgroup for both row halves holds twice the accumulators: it spills
 // under the 128 registers a 512-thread block allows.)
-// WG_WS_SHARE > 0: the consumers also build WG_WS_SHARE percent of each tile's groups per warpgroup (of tile n + 1
+// kSharePct > 0 (WG_WS_SHARE with WG_WS = 1; WG_WS_D1_SHARE where wg_launch picks this kernel at dilation 1): the
+// consumers also build kSharePct percent of each tile's groups per warpgroup (of tile n + 1
 // between issuing MMA(n) and waiting for it, once EMPTY says MMA(n - 1) is done with that buffer), the producers
 // the rest; FULL then counts both roles' threads, and consumer thread 0 requests x(n + S) once FULL(n) completes
 // (every read of that slot is done), instead of the producers after a barrier of their own.
 static_assert(WG_WS == 0 || (WG_WS == 1 && WARPGROUPS == 4), "WG_WS: 0 (off) or 1 (needs WARPGROUPS=4)");
-template <typename T, bool kSplit, int TT, int D, int KC>
+template <typename T, bool kSplit, int TT, int D, int KC, int kSharePct>
 __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
                                                             const __grid_constant__ CUtensorMap ymap) {
   using E = WgElem<T>;
@@ -730,7 +741,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
   constexpr int kN = TT < 64 ? TT : 64, kCH = TT / kN;  // wgmma N per column chunk, column chunks
   constexpr bool kYTma = wg_y_box<T, kSplit>() != 0;  // (then kN = TT: one chunk; WG_WS = 1: two consumers)
   constexpr int kBarProducers = 1, kBarConsumers = 2;
-  constexpr bool kShare = WG_WS_SHARE > 0;
+  constexpr bool kShare = kSharePct > 0;
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
   uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // xbar[S], full[2], empty[2]
@@ -757,8 +768,8 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
   bool live;
   float wt[kKmax], bias = 0.0f;
   auto dw_setup = [&](int c, int wgi) {  // wgi: the block's warpgroup (kShare), else the producer share
-    dw_lo = kShare ? wg_share_edge(wgi, WG_WS_SHARE) : wgi;
-    dw_hi = kShare ? (wgi == 3 ? 200 : wg_share_edge(wgi + 1, WG_WS_SHARE)) : wgi + 1;
+    dw_lo = kShare ? wg_share_edge(wgi, kSharePct) : wgi;
+    dw_hi = kShare ? (wgi == 3 ? 200 : wg_share_edge(wgi + 1, kSharePct)) : wgi + 1;
     live = c < p.C_in;
 #pragma unroll
     for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
@@ -923,6 +934,12 @@ CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_
   return tma_map_3d(base, type, dims, strides, box, swizzle);
 }
 
+// WG_WS_D1_SHARE's route exists for this configuration (wg_kernel's build, fp32, not the split, y from registers)
+template <typename T, bool kSplit>
+constexpr bool wg_ws_d1_ok() {
+  return WG_WS_D1_SHARE > 0 && WG_WS == 0 && WARPGROUPS == 4 && std::is_same_v<T, float> && !kSplit &&
+         wg_y_box<T, kSplit>() == 0;
+}
 // WG_GEMM_WGS = 2's form exists for this configuration (wg_kernel, 4 warpgroups, one accumulator, y from registers)
 template <typename T, bool kSplit>
 constexpr bool wg_gemm_half_ok() {
@@ -954,7 +971,10 @@ void wg_each_ct_k(F&& f, std::index_sequence<I...>) {
   (f(std::integral_constant<int, kWgCtK[I]>{}), ...);
 }
 
-// Host: plan, TMA descriptor, launch (dilation as a compile-time constant).
+// Host: plan, TMA descriptor, launch (dilation as a compile-time constant). The form: WG_WS's kernel; else wg_kernel's
+// two-warpgroup form where wg_gemm_half picks it; else at dilation 1 wg_ws_kernel with WG_WS_D1_SHARE (wg_ws_d1_ok);
+// else wg_kernel's four-warpgroup form.
+struct WgWsD1 {};  // launch_d's tag for the WG_WS_D1_SHARE route
 template <typename T, bool kSplit>
 void wg_launch(const FusedArgs& a, void* stream) {
   TcParams p{};
@@ -969,12 +989,20 @@ void wg_launch(const FusedArgs& a, void* stream) {
   const CUtensorMap ymap =
       p.y_tma ? wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox, 16, CU_TENSOR_MAP_SWIZZLE_128B) : xmap;
   // The kernel for dilation D (compile-time) and the K of `a`: WG_CT_K's own where it lists K, else the run-time-K one.
-  auto launch_d = [&](auto half, auto dil) {  // half: WG_GEMM_WGS = 2's form; both compile-time constants
+  auto launch_d = [&](auto half, auto dil) {  // half: WG_GEMM_WGS = 2's form (or WgWsD1); both compile-time constants
     constexpr int D = decltype(dil)::value;
     auto go = [&](auto kc) {
       constexpr int KC = decltype(kc)::value;
-      if constexpr (WG_WS) tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC>, kThreads, smem, a, p, stream, xmap, ymap);
-      else tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, D, decltype(half)::value, KC>, kThreads, smem, a, p, stream, xmap, ymap);
+      if constexpr (WG_WS)
+        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_SHARE>, kThreads, smem, a, p, stream, xmap, ymap);
+      else if constexpr (std::is_same_v<decltype(half), WgWsD1>) {  // (only for a K with a kernel of its own)
+        if constexpr (KC > 0)
+          tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_D1_SHARE>, kThreads, smem, a, p, stream, xmap, ymap);
+        else
+          throw std::logic_error("wg_launch: WG_WS_D1_SHARE's route needs a K listed in WG_CT_K");
+      }
+      else
+        tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, D, decltype(half)::value, KC>, kThreads, smem, a, p, stream, xmap, ymap);
     };
     bool launched = false;
     wg_each_ct_k([&](auto kc) {
@@ -994,6 +1022,11 @@ void wg_launch(const FusedArgs& a, void* stream) {
   };
   if constexpr (wg_gemm_half_ok<T, kSplit>())
     if (wg_gemm_half<T, kSplit>(a)) return launch(std::true_type{});
+  if constexpr (wg_ws_d1_ok<T, kSplit>()) {
+    bool listed = false;  // K has a kernel of its own (the run-time-K form of wg_ws_kernel spills; not measured)
+    for (int k : kWgCtK) listed = listed || (k > 0 && k == a.K);
+    if (a.dilation == 1 && listed) return launch_d(WgWsD1{}, std::integral_constant<int, 1>{});
+  }
   return launch(std::false_type{});
 }
 
