@@ -33,7 +33,7 @@
 //   knobs measured and not kept are in docs/ladder.md.
 //   Shared memory: 205 KiB dynamic at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM.
 //   Knobs: wgmma.cuh's (WARPGROUPS, TILE_T, WG_X_SLOTS, WG_X_FIRST, WG_L2_PREFETCH, WG_WS, WG_MIN_BLOCKS, WG_Y_TMA,
-//   WG_GEMM_WGS, WG_GEMM_D1_MIN_K, WG_DW_SHARE, WG_CT_K)
+//   WG_GEMM_WGS, WG_GEMM_D1_MIN_K, WG_DW_SHARE, WG_CT_K, WG_WS_SHARE, WG_WS_D1_SHARE)
 //   and common.cuh's FUSED_SILU; wgmma.cuh's defaults are this rung's tuned configuration (results/tuned.json).
 //   WG_Y_TMA=1 (y by TMA stores, rung 11's default) is 6.6% slower here: 8-byte stores already fill 32-byte sectors.
 //   Since 2026-12-04 (c1ea9ca) the GEMM is issued by warpgroups 0 and 1 at wgmma N = TILE_T where C_out > 64 and
@@ -44,6 +44,12 @@
 //   (WG_CT_K; the run-time-K kernel held one depthwise loop per K at each call site, and ncu counted 1.48 cycles
 //   of "no instruction" stall per issued instruction, 0.41 after): old / new 1.047 at the headline, 1.015-1.121
 //   over five other shapes (ab, logs/2026-12-04_3267093_ct_k_tests_ab.log; profiles logs/2026-12-04_*_ncu_sass.log).
+//   Since 2026-12-04 late (cfe3315): at dilation 1 with K = 3, 5, 7, where the four-warpgroup form ran, the
+//   warp-specialized kernel runs instead, its two consumer warpgroups building 20% of act each between issuing a
+//   tile's GEMM and waiting for it (WG_WS_D1_SHARE): 1.039-1.080x at four shapes, y bit for bit the same
+//   (logs/2026-12-04_cfe3315_ws_d1_route_tests_sweep.log). At the headline the same kernel with any share is no
+//   faster than the two-warpgroup form (share 20 1.0125, 25 0.998, 15 0.978; logs/2026-12-04_eea1ed3_ws_share_ab.log,
+//   _7e98793_ws_share_2_ab.log), nor are two depthwise groups a step (0.968-0.972; _0098ec2_dw_unroll_ws_d1_ab.log).
 // Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; results/traces/)
 //   says where a block's time goes. The first x tile lands late (every SM asks for its tiles at once;
 //   WG_X_FIRST shortens it). Then each tile's phases run one after another: the depthwise, the MMA issue

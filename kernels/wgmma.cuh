@@ -6,7 +6,8 @@
 // 128-byte swizzled layout wgmma reads; the GEMM of tile i runs asynchronously under the depthwise of tile
 // i+1; x tiles by TMA (one 3-D box, zeros outside the tensor) completed on an mbarrier; y stored from the
 // accumulators. Two kernels: wg_kernel, every warp doing every phase (rungs 09, 11), and wg_ws_kernel
-// (WG_WS=1, rung 10), where two warpgroups build act and two multiply and store. The defaults below are
+// (WG_WS=1, rung 10), where two warpgroups build act and two multiply and store (rungs 09 and 13 also launch it at
+// dilation 1, its consumers then building a share of act too: WG_WS_D1_SHARE). The defaults below are
 // rung 09's tuned configuration; a rung file sets what differs for it before including this.
 // Shared-memory operands:
 //   tf32: 4 atoms of 32 channels (128 B per row); one m64nNk8 wgmma per 8 channels (16 per tile);
@@ -54,7 +55,9 @@
 // WG_TMA_TID=256 (the later x requests by a depthwise-only thread at the barrier: 0.994, 0.998, 0.988 of thread 0's,
 // logs/2026-12-04_bae53a3_tma_tid_traces_ab.log; the code: bae53a3) and WG_X_EARLY (each x slot's next load requested
 // once all 16 warps had read it, per-warp mbarrier arrivals: 0.961-0.982 at five shapes,
-// logs/2026-12-04_d48e6c1_x_early_ab_trace_sanitize.log; the code: d48e6c1).
+// logs/2026-12-04_d48e6c1_x_early_ab_trace_sanitize.log; the code: d48e6c1). WG_DW_UNROLL=2 (two depthwise groups a
+// step from one window of NQ + 1 x chunks, one SiLU guard branch for both: rung 09 0.968 and 0.972 at the headline,
+// 0.79-0.98 at four other shapes, rung 11 0.943; logs/2026-12-04_0098ec2_dw_unroll_ws_d1_ab.log; the code: 0098ec2).
 #ifndef WG_WS
 #define WG_WS 0  // 1: warp-specialized (wg_ws_kernel below)
 #endif
@@ -89,20 +92,18 @@
 #ifndef WG_WS_SHARE
 #define WG_WS_SHARE 0  // WG_WS = 1: percent of a tile's depthwise groups each consumer warpgroup builds, between issuing
                        // the tile's GEMM and waiting for it (the producers split the rest). 0: the producers build
-                       // all of act (rung 10). Measured on rung 09 at the headline against its default (ab): 10 0.948,
-                       // 15 0.978, 20 1.0125, 25 0.998, 30 0.972, 40 0.932 (logs/2026-12-04_eea1ed3_ws_share_ab.log,
-                       // _ws_share_2_ab.log)
+                       // all of act (rung 10). Rung 09 with WG_WS=1 at the headline, its default's time / this one's
+                       // (ab): share 0 0.846, 10 0.948, 15 0.978, 20 1.0125, 25 0.998, 30 0.972, 40 0.932, 45 0.899; K 9
+                       // d 1, K 3 d 2, B 64 T 4096 slower at every share (logs/2026-12-04_eea1ed3_ws_share_ab.log,
+                       // _7e98793_ws_share_2_ab.log)
 #endif
 #ifndef WG_WS_D1_SHARE
 #define WG_WS_D1_SHARE 20  // WG_WS = 0, fp32 (not the split): where dilation = 1 and the two-warpgroup form is not chosen
                            // (K < WG_GEMM_D1_MIN_K or C_out <= 64) and K is listed in WG_CT_K, launch wg_ws_kernel with this
-                           // consumer share instead
-                           // of the four-warpgroup form: 1.037-1.076x at four dilation-1 shapes (ab, 20 and 15 alike;
-                           // logs/2026-12-04_*_ws_d1_ab.log). 0: the four-warpgroup form there
-#endif
-#ifndef WG_DW_UNROLL
-#define WG_DW_UNROLL 1  // depthwise groups (4 fp32 or 8 16-bit outputs of one channel) a thread builds per step: 2 loads
-                        // one window of NQ + 1 16-byte x chunks for both and runs one SiLU guard branch for both
+                           // consumer share instead of the four-warpgroup form. Four-warpgroup time / this route's (ab,
+                           // ModelNew's rung 13): K 3 1.055, K 5 1.043, K 7 C 96 1.039, K 3 C 64 T 4096 1.080; y bit for
+                           // bit the same (logs/2026-12-04_cfe3315_ws_d1_route_tests_sweep.log; shares 15 and 20 measured
+                           // alike, logs/2026-12-04_0098ec2_dw_unroll_ws_d1_ab.log). 0: the four-warpgroup form there
 #endif
 #ifndef WG_CT_K
 #define WG_CT_K 3, 5, 7  // the kernel sizes K with a kernel of their own (the depthwise's K a compile-time constant, one
@@ -120,7 +121,6 @@ static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_WS_D1_SHARE >= 0 && WG_WS_D1_SHARE <= 50, "WG_WS_D1_SHARE: 0 .. 50 (percent per consumer warpgroup)");
-static_assert(WG_DW_UNROLL == 1 || WG_DW_UNROLL == 2, "WG_DW_UNROLL: 1 or 2");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
 
 namespace {
@@ -273,54 +273,43 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int lo2 = static_cast<int>(chunk & 3u);
   const uint32_t e1 = 128 + 16 * ((lo2 ^ 1) - lo2), e2 = 256 + 16 * ((lo2 ^ 2) - lo2), e3 = 384 + 16 * ((lo2 ^ 3) - lo2);
   const uint32_t base0 = cbase + 16u * chunk, base1 = cbase + 16u * (chunk ^ 4u);  // even / odd groups
-  // U groups (U G consecutive outputs) from one window of NQ + U - 1 16-byte loads; one SiLU guard branch for all
-  auto step = [&](int j, auto u_const) {
-    constexpr int U = decltype(u_const)::value;
-    float v[U * G];
+  for (int j = j0; j < j1; ++j) {
+    float v[G];
 #pragma unroll
-    for (int i = 0; i < U * G; ++i) v[i] = 0.0f;
+    for (int i = 0; i < G; ++i) v[i] = 0.0f;
     if (live) {
-      float win[G * (NQ + U - 1)];
+      float win[G * NQ];
 #pragma unroll
-      for (int q = 0; q < NQ + U - 1; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
+      for (int q = 0; q < NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
 #pragma unroll
-      for (int i = 0; i < U * G; ++i) v[i] = bias;
+      for (int i = 0; i < G; ++i) v[i] = bias;
 #pragma unroll
       for (int k = 0; k < K; ++k)
 #pragma unroll
-        for (int i = 0; i < U * G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
+        for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
 #pragma unroll
-      for (int i = 0; i < U * G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
+      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
       if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
     }
+    const int tt0 = G * j - shift;
+    auto put = [&](int tt, float val) {
+      wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
+    };
+    if (kFastAddr && shift == 0) {  // tile-uniform; every group lies inside the tile
+      unsigned char* b = sAct + ((j & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(j);
+      wg_put_act<E, kSplit>(b, small_off, v[0]);
+      wg_put_act<E, kSplit>(b + e1, small_off, v[1]);
+      wg_put_act<E, kSplit>(b + e2, small_off, v[2 % G]);
+      wg_put_act<E, kSplit>(b + e3, small_off, v[3 % G]);
+    } else if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int jj = j + u;
-      const float* vu = v + u * G;
-      const int tt0 = G * jj - shift;
-      auto put = [&](int tt, float val) {
-        wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
-      };
-      if (kFastAddr && shift == 0) {  // tile-uniform; every group lies inside the tile
-        unsigned char* b = sAct + ((jj & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(jj);
-        wg_put_act<E, kSplit>(b, small_off, vu[0]);
-        wg_put_act<E, kSplit>(b + e1, small_off, vu[1]);
-        wg_put_act<E, kSplit>(b + e2, small_off, vu[2 % G]);
-        wg_put_act<E, kSplit>(b + e3, small_off, vu[3 % G]);
-      } else if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
+      for (int i = 0; i < G; ++i) put(tt0 + i, v[i]);
+    } else {
 #pragma unroll
-        for (int i = 0; i < G; ++i) put(tt0 + i, vu[i]);
-      } else {
-#pragma unroll
-        for (int i = 0; i < G; ++i)
-          if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, vu[i]);
-      }
+      for (int i = 0; i < G; ++i)
+        if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
     }
-  };
-  int j = j0;
-  if constexpr (WG_DW_UNROLL == 2)
-    for (; j + 1 < j1; j += 2) step(j, std::integral_constant<int, 2>{});
-  for (; j < j1; ++j) step(j, std::integral_constant<int, 1>{});
+  }
 }
 
 // Where the first k warpgroups' depthwise shares end, in 200ths of a tile's groups, when warpgroups 0 and 1 each build

@@ -36,6 +36,25 @@ def test_two_warpgroup_gemm_passes_the_battery(gemm_wgs):
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rungs 09 and 13 are sm_90a code")
+@pytest.mark.parametrize("variant", ["wgmma_tf32", "wgmma_wide"])
+def test_dilation_one_route_equals_the_four_warpgroup_form(variant):
+    """wgmma.cuh's WG_WS_D1_SHARE: at dilation 1 with K in WG_CT_K, rungs 09 and 13 (ModelNew's) launch the
+    warp-specialized kernel whose consumers build a share of act; its y equals the four-warpgroup form's (the route off,
+    WG_WS_D1_SHARE=0) bit for bit (the same activations, the same products in the same order), at C 128 and narrower,
+    C_in != C_out, odd T, bias off, and stays within the variant's bound against float64."""
+    old = fj.defines_over_tuned(variant, {"WG_WS_D1_SHARE": "0"})
+    cases = [dict(K=3, dilation=1), dict(K=5, dilation=1), dict(K=7, dilation=1, C_in=96, C_out=96),
+             dict(B=3, C_in=64, C_out=40, T=1000, K=5, dilation=1, bias=False),
+             dict(B=2, C_in=100, C_out=128, T=132, K=3, dilation=1)]
+    for i, case in enumerate(cases):
+        model, x = fj.make_case(dict(fj.HEADLINE, **case), torch.float32, "cuda", seed=40 + i)
+        y = fj.run_variant(variant, model, x)
+        assert torch.equal(y, fj.run_variant(variant, model, x, defines=old)), case
+        assert fj.rel_err(y, fj.reference(model, x)) <= fj.tolerance(variant), case
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rung 09 is sm_90a code")
 def test_compile_time_k_kernels_equal_the_run_time_k_kernel():
     """wgmma.cuh's WG_CT_K: the kernels built for one K (3, 5, 7) give y bit for bit equal to the kernel that dispatches
