@@ -11,10 +11,11 @@ import pandas as pd
 
 # The phases of a tile, in wgmma.cuh's WgTracePhase order (ext.trace_layout() gives their count).
 PHASES = ["x landed", "act free", "dw done", "mma issued", "mma done", "y stored", "barrier", "x requested"]
-# what the time up to each event was spent on, and which thread records it in the warp-specialized kernel
+# what the time up to each event was spent on, and which thread records it in the warp-specialized kernel (whose
+# consumers, with a share of act, mark "x requested" after waiting for FULL: the act wait then lies in that piece)
 ENDS = {"w_fill": "W_pw fill", "x_landed": "wait for x", "act_free": "wait for act buffer", "dw_done": "depthwise",
         "mma_issued": "MMA issue (+TMA issue | +act wait)", "mma_done": "MMA wait", "y_stored": "y stores",
-        "barrier": "barrier", "x_requested": "x request (TMA issue)"}
+        "barrier": "barrier", "x_requested": "x request (TMA issue | +act wait)"}
 PRODUCER = {"x_landed", "act_free", "dw_done", "barrier"}
 RS_ENDS = {**ENDS, "mma_issued": "depthwise + MMA issue"}  # rung 12: no separate depthwise mark
 

@@ -961,8 +961,8 @@ void wg_each_ct_k(F&& f, std::index_sequence<I...>) {
 }
 
 // Host: plan, TMA descriptor, launch (dilation as a compile-time constant). The form: WG_WS's kernel; else wg_kernel's
-// two-warpgroup form where wg_gemm_half picks it; else at dilation 1 wg_ws_kernel with WG_WS_D1_SHARE (wg_ws_d1_ok);
-// else wg_kernel's four-warpgroup form.
+// two-warpgroup form where wg_gemm_half picks it; else at dilation 1 and a K in WG_CT_K wg_ws_kernel with
+// WG_WS_D1_SHARE (wg_ws_d1_ok); else wg_kernel's four-warpgroup form.
 struct WgWsD1 {};  // launch_d's tag for the WG_WS_D1_SHARE route
 template <typename T, bool kSplit>
 void wg_launch(const FusedArgs& a, void* stream) {
@@ -984,14 +984,11 @@ void wg_launch(const FusedArgs& a, void* stream) {
       constexpr int KC = decltype(kc)::value;
       if constexpr (WG_WS)
         tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_SHARE>, kThreads, smem, a, p, stream, xmap, ymap);
-      else if constexpr (std::is_same_v<decltype(half), WgWsD1>) {  // (only for a K with a kernel of its own)
-        if constexpr (KC > 0)
-          tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_D1_SHARE>, kThreads, smem, a, p, stream, xmap, ymap);
-        else
-          throw std::logic_error("wg_launch: WG_WS_D1_SHARE's route needs a K listed in WG_CT_K");
-      }
-      else
-        tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, D, decltype(half)::value, KC>, kThreads, smem, a, p, stream, xmap, ymap);
+      else if constexpr (std::is_same_v<decltype(half), WgWsD1> && KC > 0)
+        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_D1_SHARE>, kThreads, smem, a, p, stream, xmap, ymap);
+      else  // (WgWsD1 at a K without a kernel of its own: the four-warpgroup form; wg_ws_kernel's run-time-K build spills)
+        tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, D, std::is_same_v<decltype(half), std::true_type>, KC>, kThreads,
+                             smem, a, p, stream, xmap, ymap);
     };
     bool launched = false;
     wg_each_ct_k([&](auto kc) {
@@ -1011,11 +1008,8 @@ void wg_launch(const FusedArgs& a, void* stream) {
   };
   if constexpr (wg_gemm_half_ok<T, kSplit>())
     if (wg_gemm_half<T, kSplit>(a)) return launch(std::true_type{});
-  if constexpr (wg_ws_d1_ok<T, kSplit>()) {
-    bool listed = false;  // K has a kernel of its own (the run-time-K form of wg_ws_kernel spills; not measured)
-    for (int k : kWgCtK) listed = listed || (k > 0 && k == a.K);
-    if (a.dilation == 1 && listed) return launch_d(WgWsD1{}, std::integral_constant<int, 1>{});
-  }
+  if constexpr (wg_ws_d1_ok<T, kSplit>())
+    if (a.dilation == 1) return launch_d(WgWsD1{}, std::integral_constant<int, 1>{});
   return launch(std::false_type{});
 }
 
