@@ -89,6 +89,15 @@
 #define WG_DW_SHARE 25  // WG_GEMM_WGS = 2: percent of a tile's depthwise groups each GEMM warpgroup builds (the
                         // other two split the rest)
 #endif
+#ifndef WG_DW_EXTRA
+#define WG_DW_EXTRA 0  // (experiment) the two-warpgroup form's block gets this many more depthwise-only warpgroups
+                       // (4 + WG_DW_EXTRA warpgroups, fewer registers each: 65536 / threads), splitting the groups
+                       // the GEMM warpgroups leave: more warps to hide the depthwise's latencies. 0: the 4 of today
+#endif
+#ifndef WG_DW_REGS
+#define WG_DW_REGS 64  // WG_DW_EXTRA > 0: registers per thread of the depthwise-only warpgroups (setmaxnreg.dec); the
+                       // GEMM warpgroups take what the other 2 + WG_DW_EXTRA leave of the SM's 64K (setmaxnreg.inc)
+#endif
 #ifndef WG_WS_SHARE
 #define WG_WS_SHARE 0  // WG_WS = 1: percent of a tile's depthwise groups each consumer warpgroup builds, between issuing
                        // the tile's GEMM and waiting for it (the producers split the rest). 0: the producers build
@@ -119,6 +128,9 @@ static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
 static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (chosen at launch), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
+static_assert(WG_DW_EXTRA >= 0 && WG_DW_EXTRA <= 4, "WG_DW_EXTRA: 0 .. 4 (a block of at most 1024 threads)");
+static_assert(WG_DW_REGS % 8 == 0 && WG_DW_REGS >= 24 && WG_DW_REGS * 128 * (6 + WG_DW_EXTRA) <= 65536 * 2,
+              "WG_DW_REGS: a multiple of 8, >= 24, leaving the GEMM warpgroups at least as many");
 static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_WS_D1_SHARE >= 0 && WG_WS_D1_SHARE <= 50, "WG_WS_D1_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
@@ -313,9 +325,9 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
 }
 
 // Where the first k warpgroups' depthwise shares end, in 200ths of a tile's groups, when warpgroups 0 and 1 each build
-// `share` percent and warpgroups 2 and 3 split the rest (k = 0 .. 4).
-__host__ __device__ constexpr int wg_share_edge(int k, int share) {
-  return k <= 2 ? 2 * share * k : 4 * share + (200 - 4 * share) / 2 * (k - 2);
+// `share` percent and the n warpgroups from 2 on split the rest (k = 0 .. 2 + n).
+__host__ __device__ constexpr int wg_share_edge(int k, int share, int n = 2) {
+  return k <= 2 ? 2 * share * k : n == 2 ? 4 * share + (200 - 4 * share) / 2 * (k - 2) : 4 * share + (200 - 4 * share) * (k - 2) / n;
 }
 
 // Run-time K -> wg_dw_silu_k<.., K> (K = KK, KK - 1, ..., 1; the shape test guarantees (K-1)*D <= 16).
@@ -547,6 +559,18 @@ __host__ __device__ constexpr int wg_y_box() {
   return 0;
 }
 
+// setmaxnreg: this warpgroup's registers per thread (all its warps execute it)
+template <int N>
+__device__ __forceinline__ void wg_setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
+template <int N>
+__device__ __forceinline__ void wg_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
+
+// wg_kernel's block: the four-warpgroup form kThreads; the two-warpgroup form WG_DW_EXTRA depthwise-only warpgroups more.
+template <bool kGemmHalf>
+__host__ __device__ constexpr int wg_block_threads() {
+  return kGemmHalf ? kThreads + 128 * WG_DW_EXTRA : kThreads;
+}
+
 // The kernel (WG_WS = 0). Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x,
 // every warp doing every phase; tile n's x in slot n % S, issued S tiles ahead:
 //   prologue: TMA x(0) (, x(1)); W_pw -> smem; depthwise(0) -> act[0]; TMA x(S); MMA(0)
@@ -558,7 +582,7 @@ __host__ __device__ constexpr int wg_y_box() {
 // (WG_GEMM_WGS, chosen at launch by wg_gemm_half) warpgroups 0, 1 multiply their rows by all TT columns and store y,
 // and warpgroups 2, 3 run only the depthwise steps, in a loop of their own meeting the same block barriers.
 template <typename T, bool kSplit, int TT, int D, bool kGemmHalf, int KC>
-__global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
+__global__ void __launch_bounds__(wg_block_threads<kGemmHalf>(), WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
                                                                      const __grid_constant__ CUtensorMap ymap) {
   using E = WgElem<T>;
   using L = WgLayout<T, kSplit>;
@@ -584,7 +608,9 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
   const int64_t stride = gridDim.x;
   constexpr int kDen = kGemmHalf ? 200 : nsplit;
   // this thread's groups: [dw_lo, dw_hi) in 200ths with kGemmHalf, else share h of nsplit (dw_hi unused)
-  const int dw_lo = kGemmHalf ? wg_share_edge(h, WG_DW_SHARE) : h, dw_hi = h == 3 ? 200 : wg_share_edge(h + 1, WG_DW_SHARE);
+  constexpr int kDwWgs = 2 + WG_DW_EXTRA;  // kGemmHalf: the warpgroups from 2 on
+  const int dw_lo = kGemmHalf ? wg_share_edge(h, WG_DW_SHARE, kDwWgs) : h,
+            dw_hi = h == (kGemmHalf ? 1 + kDwWgs : 3) ? 200 : wg_share_edge(h + 1, WG_DW_SHARE, kDwWgs);
   const bool live = c < p.C_in;
   float wt[kKmax], bias = 0.0f;
 #pragma unroll
@@ -605,7 +631,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
       for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, tile + n * stride);
   };
   first_x();
-  if (!(FUSED_ABLATE & 16)) wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
+  if (!(FUSED_ABLATE & 16) && (WG_DW_EXTRA == 0 || tid < kThreads)) wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
   if (tracer) wg_mark(kTrWFill);
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);
@@ -631,7 +657,11 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
       if (tid == 0) tiles.issue_x(i + 2, next + stride);
     }
   };
+  // WG_DW_EXTRA: registers move from the depthwise-only warpgroups to the GEMM warpgroups (the launch gave each
+  // thread 65536 / threads, rounded down to 8)
+  constexpr int kGemmRegs = (65536 / 128 - (2 + WG_DW_EXTRA) * WG_DW_REGS) / 2 / 8 * 8;
   if (kGemmHalf && !gemm_wg) {  // warpgroups 2, 3 (WG_GEMM_WGS = 2): the depthwise only, at the same barriers.
+    if constexpr (kGemmHalf && WG_DW_EXTRA > 0) wg_setmaxnreg_dec<WG_DW_REGS>();
     // (A loop of its own: a branch on the role between a wgmma issue and its wait makes ptxas serialize them, C7518.)
     for (int i = 0;; ++i) {
       const int64_t next = tile + stride;
@@ -643,6 +673,7 @@ __global__ void __launch_bounds__(kThreads, WG_MIN_BLOCKS) wg_kernel(const TcPar
     }
   }
 
+  if constexpr (kGemmHalf && WG_DW_EXTRA > 0) wg_setmaxnreg_inc<(kGemmRegs > 240 ? 240 : kGemmRegs)>();
   float d[kAcc][kN / 2];
 #pragma unroll
   for (int a = 0; a < kAcc; ++a)
@@ -987,8 +1018,8 @@ void wg_launch(const FusedArgs& a, void* stream) {
       else if constexpr (std::is_same_v<decltype(half), WgWsD1> && KC > 0)
         tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_D1_SHARE>, kThreads, smem, a, p, stream, xmap, ymap);
       else  // (WgWsD1 at a K without a kernel of its own: the four-warpgroup form; wg_ws_kernel's run-time-K build spills)
-        tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, D, std::is_same_v<decltype(half), std::true_type>, KC>, kThreads,
-                             smem, a, p, stream, xmap, ymap);
+        tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, D, std::is_same_v<decltype(half), std::true_type>, KC>,
+                             wg_block_threads<std::is_same_v<decltype(half), std::true_type>>(), smem, a, p, stream, xmap, ymap);
     };
     bool launched = false;
     wg_each_ct_k([&](auto kc) {

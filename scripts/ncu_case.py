@@ -1,4 +1,6 @@
-"""Run one variant a few times at the headline shape (for ncu). Usage: ncu ... python scripts/ncu_case.py VARIANT
+"""Run one variant a few times at the headline shape (for ncu). Usage: ncu ... python scripts/ncu_case.py VARIANT[:NAME=VALUE,...]
+(NAME=VALUE: compile-time parameters over the variant's tuned ones, ab's form, e.g. wgmma_tf32:FUSED_ABLATE=6 for the
+depthwise phase without the MMA and y's stores.)
 VARIANT `backward`: three backwards of ModelNew at the headline (its default backward: rung 10, kernels/dw_silu_backward.cu and cuDNN's weight gradient)."""
 import sys
 from pathlib import Path
@@ -21,7 +23,9 @@ if sys.argv[1] == "backward":
     def fn():
         torch.autograd.grad(y, params, gy, retain_graph=True)
 else:
-    fn = fj.callable_for(sys.argv[1], model, x)
+    variant, _, knobs = sys.argv[1].partition(":")
+    defines = fj.defines_over_tuned(variant, [k for k in knobs.split(",") if k]) if knobs else None
+    fn = fj.callable_for(variant, model, x, defines)
 for _ in range(3):
     fn()
 torch.cuda.synchronize()
