@@ -96,7 +96,7 @@
 #endif
 #ifndef WG_DW_REGS
 #define WG_DW_REGS 64  // WG_DW_EXTRA > 0: registers per thread of the depthwise-only warpgroups (setmaxnreg.dec); the
-                       // GEMM warpgroups take what the other 2 + WG_DW_EXTRA leave of the SM's 64K (setmaxnreg.inc)
+                       // GEMM warpgroups take what they release (setmaxnreg.inc)
 #endif
 #ifndef WG_WS_SHARE
 #define WG_WS_SHARE 0  // WG_WS = 1: percent of a tile's depthwise groups each consumer warpgroup builds, between issuing
@@ -129,8 +129,7 @@ static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
 static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (chosen at launch), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_DW_EXTRA >= 0 && WG_DW_EXTRA <= 4, "WG_DW_EXTRA: 0 .. 4 (a block of at most 1024 threads)");
-static_assert(WG_DW_REGS % 8 == 0 && WG_DW_REGS >= 24 && WG_DW_REGS * 128 * (6 + WG_DW_EXTRA) <= 65536 * 2,
-              "WG_DW_REGS: a multiple of 8, >= 24, leaving the GEMM warpgroups at least as many");
+static_assert(WG_DW_REGS % 8 == 0 && WG_DW_REGS >= 24, "WG_DW_REGS: a multiple of 8, >= 24");
 static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_WS_D1_SHARE >= 0 && WG_WS_D1_SHARE <= 50, "WG_WS_D1_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
@@ -657,9 +656,13 @@ __global__ void __launch_bounds__(wg_block_threads<kGemmHalf>(), WG_MIN_BLOCKS) 
       if (tid == 0) tiles.issue_x(i + 2, next + stride);
     }
   };
-  // WG_DW_EXTRA: registers move from the depthwise-only warpgroups to the GEMM warpgroups (the launch gave each
-  // thread 65536 / threads, rounded down to 8)
-  constexpr int kGemmRegs = (65536 / 128 - (2 + WG_DW_EXTRA) * WG_DW_REGS) / 2 / 8 * 8;
+  // WG_DW_EXTRA: registers move from the depthwise-only warpgroups to the GEMM warpgroups. The block holds what the
+  // launch gave it (65536 / threads per thread, rounded down to 8: kLaunchRegs); setmaxnreg.inc takes only what the
+  // block's own setmaxnreg.dec released (asking for more waits for ever)
+  constexpr int kLaunchRegs = 65536 / wg_block_threads<kGemmHalf>() / 8 * 8;
+  constexpr int kGemmRegs = (kLaunchRegs + (2 + WG_DW_EXTRA) * (kLaunchRegs - WG_DW_REGS) / 2) / 8 * 8;
+  static_assert(!kGemmHalf || WG_DW_EXTRA == 0 || (WG_DW_REGS <= kLaunchRegs && kGemmRegs <= 256),
+                "WG_DW_REGS: at most the launch's registers per thread");
   if (kGemmHalf && !gemm_wg) {  // warpgroups 2, 3 (WG_GEMM_WGS = 2): the depthwise only, at the same barriers.
     if constexpr (kGemmHalf && WG_DW_EXTRA > 0) wg_setmaxnreg_dec<WG_DW_REGS>();
     // (A loop of its own: a branch on the role between a wgmma issue and its wait makes ptxas serialize them, C7518.)
@@ -673,7 +676,7 @@ __global__ void __launch_bounds__(wg_block_threads<kGemmHalf>(), WG_MIN_BLOCKS) 
     }
   }
 
-  if constexpr (kGemmHalf && WG_DW_EXTRA > 0) wg_setmaxnreg_inc<(kGemmRegs > 240 ? 240 : kGemmRegs)>();
+  if constexpr (kGemmHalf && WG_DW_EXTRA > 0) wg_setmaxnreg_inc<kGemmRegs>();
   float d[kAcc][kN / 2];
 #pragma unroll
   for (int a = 0; a < kAcc; ++a)
