@@ -90,13 +90,25 @@
                         // other two split the rest)
 #endif
 #ifndef WG_DW_EXTRA
-#define WG_DW_EXTRA 0  // (experiment) the two-warpgroup form's block gets this many more depthwise-only warpgroups
-                       // (4 + WG_DW_EXTRA warpgroups, fewer registers each: 65536 / threads), splitting the groups
-                       // the GEMM warpgroups leave: more warps to hide the depthwise's latencies. 0: the 4 of today
+#define WG_DW_EXTRA 2  // the two-warpgroup form with float32 I/O where WG_DW_EXTRA_WHERE says: its block gets this many more
+                       // depthwise-only warpgroups (4 + WG_DW_EXTRA; 65536 / threads registers each at launch, then
+                       // setmaxnreg moves WG_DW_REGS's leftovers to the GEMM warpgroups), more warps to hide the
+                       // depthwise's latencies, and the GEMM warpgroups build WG_DW_EXTRA_SHARE percent each. Rung 09,
+                       // 4 warpgroups' time / 6's (ab): headline 1.032 and 1.039, K 3 d 2 1.037, B 64 T 4096 1.050,
+                       // rung 13 (ModelNew's) 1.029; at dilation 1 (K 9) 0.921; shares 25, 10, 5: 0.978, 1.011,
+                       // 1.001 (logs/2026-12-04_96566ec_dw_extra_ab.log). 0: 4 warpgroups everywhere
+#endif
+#ifndef WG_DW_EXTRA_WHERE
+#define WG_DW_EXTRA_WHERE 0  // 0: where it was measured faster, dilation 2 with K 3 or 5 (their own kernels); 1: every
+                             // kernel of the two-warpgroup form at dilation > 1 (not measured; ptxas spills 8-28 bytes
+                             // in the run-time-K kernels and at K 7 d 2 with WG_DW_REGS = 64)
+#endif
+#ifndef WG_DW_EXTRA_SHARE
+#define WG_DW_EXTRA_SHARE 15  // WG_DW_SHARE of the WG_DW_EXTRA block
 #endif
 #ifndef WG_DW_REGS
-#define WG_DW_REGS 64  // WG_DW_EXTRA > 0: registers per thread of the depthwise-only warpgroups (setmaxnreg.dec); the
-                       // GEMM warpgroups take what they release (setmaxnreg.inc)
+#define WG_DW_REGS 64  // WG_DW_EXTRA's block: registers per thread of the depthwise-only warpgroups (setmaxnreg.dec);
+                       // the GEMM warpgroups take what they release (setmaxnreg.inc). 56 spills at K 5 d 2
 #endif
 #ifndef WG_WS_SHARE
 #define WG_WS_SHARE 0  // WG_WS = 1: percent of a tile's depthwise groups each consumer warpgroup builds, between issuing
@@ -129,6 +141,7 @@ static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
 static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (chosen at launch), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_DW_EXTRA >= 0 && WG_DW_EXTRA <= 4, "WG_DW_EXTRA: 0 .. 4 (a block of at most 1024 threads)");
+static_assert(WG_DW_EXTRA_SHARE >= 0 && WG_DW_EXTRA_SHARE <= 50, "WG_DW_EXTRA_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_DW_REGS % 8 == 0 && WG_DW_REGS >= 24, "WG_DW_REGS: a multiple of 8, >= 24");
 static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_WS_D1_SHARE >= 0 && WG_WS_D1_SHARE <= 50, "WG_WS_D1_SHARE: 0 .. 50 (percent per consumer warpgroup)");
@@ -564,10 +577,16 @@ __device__ __forceinline__ void wg_setmaxnreg_inc() { asm volatile("setmaxnreg.i
 template <int N>
 __device__ __forceinline__ void wg_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
 
-// wg_kernel's block: the four-warpgroup form kThreads; the two-warpgroup form WG_DW_EXTRA depthwise-only warpgroups more.
-template <bool kGemmHalf>
+// wg_kernel's depthwise-only warpgroups beyond 4 (WG_DW_EXTRA: the two-warpgroup form at dilation > 1, float32 I/O),
+// and its block
+template <typename T, bool kGemmHalf, int D, int KC>
+__host__ __device__ constexpr int wg_dw_extra() {
+  const bool where = WG_DW_EXTRA_WHERE == 1 ? D > 1 : D == 2 && (KC == 3 || KC == 5);
+  return kGemmHalf && where && std::is_same_v<T, float> ? WG_DW_EXTRA : 0;
+}
+template <typename T, bool kGemmHalf, int D, int KC>
 __host__ __device__ constexpr int wg_block_threads() {
-  return kGemmHalf ? kThreads + 128 * WG_DW_EXTRA : kThreads;
+  return kThreads + 128 * wg_dw_extra<T, kGemmHalf, D, KC>();
 }
 
 // The kernel (WG_WS = 0). Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x,
@@ -581,7 +600,7 @@ __host__ __device__ constexpr int wg_block_threads() {
 // (WG_GEMM_WGS, chosen at launch by wg_gemm_half) warpgroups 0, 1 multiply their rows by all TT columns and store y,
 // and warpgroups 2, 3 run only the depthwise steps, in a loop of their own meeting the same block barriers.
 template <typename T, bool kSplit, int TT, int D, bool kGemmHalf, int KC>
-__global__ void __launch_bounds__(wg_block_threads<kGemmHalf>(), WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
+__global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
                                                                      const __grid_constant__ CUtensorMap ymap) {
   using E = WgElem<T>;
   using L = WgLayout<T, kSplit>;
@@ -607,9 +626,10 @@ __global__ void __launch_bounds__(wg_block_threads<kGemmHalf>(), WG_MIN_BLOCKS) 
   const int64_t stride = gridDim.x;
   constexpr int kDen = kGemmHalf ? 200 : nsplit;
   // this thread's groups: [dw_lo, dw_hi) in 200ths with kGemmHalf, else share h of nsplit (dw_hi unused)
-  constexpr int kDwWgs = 2 + WG_DW_EXTRA;  // kGemmHalf: the warpgroups from 2 on
-  const int dw_lo = kGemmHalf ? wg_share_edge(h, WG_DW_SHARE, kDwWgs) : h,
-            dw_hi = h == (kGemmHalf ? 1 + kDwWgs : 3) ? 200 : wg_share_edge(h + 1, WG_DW_SHARE, kDwWgs);
+  constexpr int kExtra = wg_dw_extra<T, kGemmHalf, D, KC>(), kDwWgs = 2 + kExtra;  // kGemmHalf: the warpgroups from 2 on
+  constexpr int kShare = kExtra > 0 ? WG_DW_EXTRA_SHARE : WG_DW_SHARE;
+  const int dw_lo = kGemmHalf ? wg_share_edge(h, kShare, kDwWgs) : h,
+            dw_hi = h == (kGemmHalf ? 1 + kDwWgs : 3) ? 200 : wg_share_edge(h + 1, kShare, kDwWgs);
   const bool live = c < p.C_in;
   float wt[kKmax], bias = 0.0f;
 #pragma unroll
@@ -630,7 +650,7 @@ __global__ void __launch_bounds__(wg_block_threads<kGemmHalf>(), WG_MIN_BLOCKS) 
       for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, tile + n * stride);
   };
   first_x();
-  if (!(FUSED_ABLATE & 16) && (WG_DW_EXTRA == 0 || tid < kThreads)) wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
+  if (!(FUSED_ABLATE & 16) && (kExtra == 0 || tid < kThreads)) wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
   if (tracer) wg_mark(kTrWFill);
   tiles.wait_x(0);
   if (tracer) wg_mark_tile(0, kTrXLanded);
@@ -656,15 +676,15 @@ __global__ void __launch_bounds__(wg_block_threads<kGemmHalf>(), WG_MIN_BLOCKS) 
       if (tid == 0) tiles.issue_x(i + 2, next + stride);
     }
   };
-  // WG_DW_EXTRA: registers move from the depthwise-only warpgroups to the GEMM warpgroups. The block holds what the
+  // kExtra: registers move from the depthwise-only warpgroups to the GEMM warpgroups. The block holds what the
   // launch gave it (65536 / threads per thread, rounded down to 8: kLaunchRegs); setmaxnreg.inc takes only what the
   // block's own setmaxnreg.dec released (asking for more waits for ever)
-  constexpr int kLaunchRegs = 65536 / wg_block_threads<kGemmHalf>() / 8 * 8;
-  constexpr int kGemmRegs = (kLaunchRegs + (2 + WG_DW_EXTRA) * (kLaunchRegs - WG_DW_REGS) / 2) / 8 * 8;
-  static_assert(!kGemmHalf || WG_DW_EXTRA == 0 || (WG_DW_REGS <= kLaunchRegs && kGemmRegs <= 256),
+  constexpr int kLaunchRegs = 65536 / wg_block_threads<T, kGemmHalf, D, KC>() / 8 * 8;
+  constexpr int kGemmRegs = (kLaunchRegs + kDwWgs * (kLaunchRegs - WG_DW_REGS) / 2) / 8 * 8;
+  static_assert(kExtra == 0 || (WG_DW_REGS <= kLaunchRegs && kGemmRegs <= 256),
                 "WG_DW_REGS: at most the launch's registers per thread");
   if (kGemmHalf && !gemm_wg) {  // warpgroups 2, 3 (WG_GEMM_WGS = 2): the depthwise only, at the same barriers.
-    if constexpr (kGemmHalf && WG_DW_EXTRA > 0) wg_setmaxnreg_dec<WG_DW_REGS>();
+    if constexpr (kExtra > 0) wg_setmaxnreg_dec<WG_DW_REGS>();
     // (A loop of its own: a branch on the role between a wgmma issue and its wait makes ptxas serialize them, C7518.)
     for (int i = 0;; ++i) {
       const int64_t next = tile + stride;
@@ -676,7 +696,7 @@ __global__ void __launch_bounds__(wg_block_threads<kGemmHalf>(), WG_MIN_BLOCKS) 
     }
   }
 
-  if constexpr (kGemmHalf && WG_DW_EXTRA > 0) wg_setmaxnreg_inc<kGemmRegs>();
+  if constexpr (kExtra > 0) wg_setmaxnreg_inc<kGemmRegs>();
   float d[kAcc][kN / 2];
 #pragma unroll
   for (int a = 0; a < kAcc; ++a)
@@ -1022,7 +1042,7 @@ void wg_launch(const FusedArgs& a, void* stream) {
         tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_D1_SHARE>, kThreads, smem, a, p, stream, xmap, ymap);
       else  // (WgWsD1 at a K without a kernel of its own: the four-warpgroup form; wg_ws_kernel's run-time-K build spills)
         tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, D, std::is_same_v<decltype(half), std::true_type>, KC>,
-                             wg_block_threads<std::is_same_v<decltype(half), std::true_type>>(), smem, a, p, stream, xmap, ymap);
+                             wg_block_threads<T, std::is_same_v<decltype(half), std::true_type>, D, KC>(), smem, a, p, stream, xmap, ymap);
     };
     bool launched = false;
     wg_each_ct_k([&](auto kc) {

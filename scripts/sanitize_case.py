@@ -109,6 +109,7 @@ shapes = [dict(B=2, C_in=128, C_out=128, T=256, K=5, dilation=2, bias=True),   #
           dict(B=1, C_in=96, C_out=200, T=131, K=4, dilation=3, bias=False),   # odd everything
           dict(B=2, C_in=8, C_out=3, T=5, K=7, dilation=3, bias=True),        # T below the span
           dict(B=1, C_in=72, C_out=40, T=8960, K=4, dilation=3, bias=False),  # > 1 tile per block, odd T_out
+          dict(B=1, C_in=128, C_out=96, T=8960, K=3, dilation=2, bias=True),  # the same, WG_DW_EXTRA's block
           dict(B=9, C_in=16, C_out=24, T=4160, K=3, dilation=1, bias=True),   # 585 64-step tiles: rung 12's
                                                                               # warpgroups take 1-2 each
           dict(B=1, C_in=300, C_out=520, T=1000, K=9, dilation=4, bias=False),  # rung 13's wide kernel: 3 C_out
