@@ -33,7 +33,8 @@
 //   knobs measured and not kept are in docs/ladder.md.
 //   Shared memory: 205 KiB dynamic at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM.
 //   Knobs: wgmma.cuh's (WARPGROUPS, TILE_T, WG_X_SLOTS, WG_X_FIRST, WG_L2_PREFETCH, WG_WS, WG_MIN_BLOCKS, WG_Y_TMA,
-//   WG_GEMM_WGS, WG_GEMM_D1_MIN_K, WG_DW_SHARE, WG_CT_K, WG_WS_SHARE, WG_WS_D1_SHARE)
+//   WG_GEMM_WGS, WG_GEMM_D1_MIN_K, WG_DW_SHARE, WG_DW_EXTRA, WG_DW_EXTRA_SHARE, WG_DW_EXTRA_WHERE, WG_DW_REGS, WG_CT_K,
+//   WG_WS_SHARE, WG_WS_D1_SHARE)
 //   and common.cuh's FUSED_SILU; wgmma.cuh's defaults are this rung's tuned configuration (results/tuned.json).
 //   WG_Y_TMA=1 (y by TMA stores, rung 11's default) is 6.6% slower here: 8-byte stores already fill 32-byte sectors.
 //   Since 2026-12-04 (c1ea9ca) the GEMM is issued by warpgroups 0 and 1 at wgmma N = TILE_T where C_out > 64 and
@@ -50,6 +51,13 @@
 //   (logs/2026-12-04_cfe3315_ws_d1_route_tests_sweep.log). At the headline the same kernel with any share is no
 //   faster than the two-warpgroup form (share 20 1.0125, 25 0.998, 15 0.978; logs/2026-12-04_eea1ed3_ws_share_ab.log,
 //   _7e98793_ws_share_2_ab.log), nor are two depthwise groups a step (0.968-0.972; _0098ec2_dw_unroll_ws_d1_ab.log).
+//   Since 2026-12-04 night (81002ae): at dilation 2 with K = 3, 5 the two-warpgroup form's block has six warpgroups,
+//   not four (WG_DW_EXTRA=2): the depthwise alone ran 4 warps a scheduler with 0.94 eligible and no pipe above 30%
+//   (ncu, results/profiles/ncu_wgmma_tf32_ablate6_96566ec.txt), so two more depthwise-only warpgroups hide its
+//   latencies; setmaxnreg gives them 64 registers and the GEMM warpgroups 112, which build 15% of act each. Four /
+//   six warpgroups: 1.032-1.039 at the headline, 1.037 at K 3, 1.050 at B 64 T 4096 (rung 13: 1.029, 1.030, K 3
+//   1.034); at K 9 d 1 0.921, so elsewhere four stay (logs/2026-12-04_96566ec_dw_extra_ab.log, _2_ab.log,
+//   _81002ae_dw_extra_default_sanitize_ab.log).
 // Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; results/traces/)
 //   says where a block's time goes. The first x tile lands late (every SM asks for its tiles at once;
 //   WG_X_FIRST shortens it). Then each tile's phases run one after another: the depthwise, the MMA issue

@@ -93,10 +93,12 @@
 #define WG_DW_EXTRA 2  // the two-warpgroup form with float32 I/O where WG_DW_EXTRA_WHERE says: its block gets this many more
                        // depthwise-only warpgroups (4 + WG_DW_EXTRA; 65536 / threads registers each at launch, then
                        // setmaxnreg moves WG_DW_REGS's leftovers to the GEMM warpgroups), more warps to hide the
-                       // depthwise's latencies, and the GEMM warpgroups build WG_DW_EXTRA_SHARE percent each. Rung 09,
-                       // 4 warpgroups' time / 6's (ab): headline 1.032 and 1.039, K 3 d 2 1.037, B 64 T 4096 1.050,
-                       // rung 13 (ModelNew's) 1.029; at dilation 1 (K 9) 0.921; shares 25, 10, 5: 0.978, 1.011,
-                       // 1.001 (logs/2026-12-04_96566ec_dw_extra_ab.log). 0: 4 warpgroups everywhere
+                       // depthwise's latencies (ncu of the depthwise alone: 4 warps a scheduler, 0.94 eligible, no
+                       // pipe above 30%), and the GEMM warpgroups build WG_DW_EXTRA_SHARE percent each. 4 warpgroups'
+                       // time / 6's (ab): rung 09 headline 1.039 and 1.032, K 3 d 2 1.037, B 64 T 4096 1.050, K 9 d 1
+                       // 0.921; shares 25, 10, 5: 0.978, 1.011, 1.001; one more warpgroup (share 15) 1.011; rung 13
+                       // (ModelNew's) headline 1.029 and 1.030, K 3 d 2 1.034 (logs/2026-12-04_96566ec_dw_extra_ab.log,
+                       // _96566ec_dw_extra_2_ab.log, _81002ae_dw_extra_default_sanitize_ab.log). 0: 4 everywhere
 #endif
 #ifndef WG_DW_EXTRA_WHERE
 #define WG_DW_EXTRA_WHERE 0  // 0: where it was measured faster, dilation 2 with K 3 or 5 (their own kernels); 1: every

@@ -55,6 +55,26 @@ def test_dilation_one_route_equals_the_four_warpgroup_form(variant):
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rungs 09 and 13 are sm_90a code")
+@pytest.mark.parametrize("variant", ["wgmma_tf32", "wgmma_wide"])
+def test_six_warpgroup_block_equals_the_four_warpgroup_block(variant):
+    """wgmma.cuh's WG_DW_EXTRA: at dilation 2 with K 3 or 5 the two-warpgroup form's block has two more depthwise-only
+    warpgroups (registers moved by setmaxnreg) and the GEMM warpgroups a smaller share of act; y equals the four-warpgroup
+    block's (WG_DW_EXTRA=0) bit for bit (the same activations, the same products in the same order): more than one tile
+    per block, C_in != C_out, bias off, C_out <= 64 (the four-warpgroup form, unchanged), and within the
+    variant's bound against float64."""
+    old = fj.defines_over_tuned(variant, {"WG_DW_EXTRA": "0"})
+    cases = [dict(K=5, dilation=2), dict(K=3, dilation=2), dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2),
+             dict(B=2, C_in=128, C_out=96, T=4500, K=3, dilation=2, bias=False),
+             dict(B=2, C_in=64, C_out=64, T=700, K=5, dilation=2)]
+    for i, case in enumerate(cases):
+        model, x = fj.make_case(dict(fj.HEADLINE, **case), torch.float32, "cuda", seed=60 + i)
+        y = fj.run_variant(variant, model, x)
+        assert torch.equal(y, fj.run_variant(variant, model, x, defines=old)), case
+        assert fj.rel_err(y, fj.reference(model, x)) <= fj.tolerance(variant), case
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rung 09 is sm_90a code")
 def test_compile_time_k_kernels_equal_the_run_time_k_kernel():
     """wgmma.cuh's WG_CT_K: the kernels built for one K (3, 5, 7) give y bit for bit equal to the kernel that dispatches
