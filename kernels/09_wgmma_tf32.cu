@@ -71,7 +71,10 @@
 //   (logs/2026-12-04_eae952b_ablate_traces.log): take the MMA issue (~0.5 us a tile) off the GEMM warpgroups' chain;
 //   fewer instructions per depthwise output (the K = 5 loop: 77-81 SASS instructions per 4 outputs to the SiLU
 //   guard's branch, ~27 of them the guard and rounding, then 12-15 for the act stores at shift 0:
-//   logs/2026-12-04_1d7550b_k5_loop_sass.txt); the ~4 us before the first tile.
+//   logs/2026-12-04_1d7550b_k5_loop_sass.txt); the ~4 us before the first tile. Since six warpgroups (81002ae):
+//   a trace of the six-warpgroup block (how its tile splits now), six warpgroups timed at dilations 3 and 4 and in
+//   the run-time-K kernels (WG_DW_EXTRA_WHERE=1: ptxas spills 8-28 bytes there), and the GEMM warpgroups' chain
+//   (MMA issue, y stores, barrier), which the 25% share showed the tile then waits for.
 // Shape limits (fused_unsupported): an sm_90 GPU (wgmma is sm_90a-only); fp32 x with T % 4 == 0 and
 //   16-byte alignment, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise); C_in <= 128,
 //   C_out <= 128. ModelNew routes every other shape to the next rung of its accuracy class (rung 8, then 5).

@@ -579,8 +579,8 @@ __device__ __forceinline__ void wg_setmaxnreg_inc() { asm volatile("setmaxnreg.i
 template <int N>
 __device__ __forceinline__ void wg_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
 
-// wg_kernel's depthwise-only warpgroups beyond 4 (WG_DW_EXTRA: the two-warpgroup form at dilation > 1, float32 I/O),
-// and its block
+// wg_kernel's depthwise-only warpgroups beyond 4 (WG_DW_EXTRA: the two-warpgroup form, float32 I/O, where
+// WG_DW_EXTRA_WHERE says), and its block
 template <typename T, bool kGemmHalf, int D, int KC>
 __host__ __device__ constexpr int wg_dw_extra() {
   const bool where = WG_DW_EXTRA_WHERE == 1 ? D > 1 : D == 2 && (KC == 3 || KC == 5);
@@ -600,7 +600,8 @@ __host__ __device__ constexpr int wg_block_threads() {
 //             barrier; [S = 2: TMA x(i+3) into the slot depthwise(i+1) freed]; issue MMA(i+1)
 // Warpgroup g multiplies W rows 64 (g % 2) .. + 63 by tile columns kNT (g / 2) .. + kNT - 1; with kGemmHalf
 // (WG_GEMM_WGS, chosen at launch by wg_gemm_half) warpgroups 0, 1 multiply their rows by all TT columns and store y,
-// and warpgroups 2, 3 run only the depthwise steps, in a loop of their own meeting the same block barriers.
+// and warpgroups 2, 3 (and WG_DW_EXTRA more where wg_dw_extra says) run only the depthwise steps, in a loop of their own
+// meeting the same block barriers.
 template <typename T, bool kSplit, int TT, int D, bool kGemmHalf, int KC>
 __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MIN_BLOCKS) wg_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
                                                                      const __grid_constant__ CUtensorMap ymap) {
@@ -685,7 +686,7 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   constexpr int kGemmRegs = (kLaunchRegs + kDwWgs * (kLaunchRegs - WG_DW_REGS) / 2) / 8 * 8;
   static_assert(kExtra == 0 || (WG_DW_REGS <= kLaunchRegs && kGemmRegs <= 256),
                 "WG_DW_REGS: at most the launch's registers per thread");
-  if (kGemmHalf && !gemm_wg) {  // warpgroups 2, 3 (WG_GEMM_WGS = 2): the depthwise only, at the same barriers.
+  if (kGemmHalf && !gemm_wg) {  // warpgroups 2 .. 1 + kDwWgs (WG_GEMM_WGS = 2): the depthwise only, at the same barriers.
     if constexpr (kExtra > 0) wg_setmaxnreg_dec<WG_DW_REGS>();
     // (A loop of its own: a branch on the role between a wgmma issue and its wait makes ptxas serialize them, C7518.)
     for (int i = 0;; ++i) {
