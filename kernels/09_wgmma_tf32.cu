@@ -56,7 +56,7 @@
 //   (ncu, results/profiles/ncu_wgmma_tf32_ablate6_96566ec.txt), so two more depthwise-only warpgroups hide its
 //   latencies; setmaxnreg gives them 64 registers and the GEMM warpgroups 112, which build 15% of act each. Four /
 //   six warpgroups: 1.032-1.039 at the headline, 1.037 at K 3, 1.050 at B 64 T 4096 (rung 13: 1.029, 1.030, K 3
-//   1.034); at K 9 d 1 0.921, so elsewhere four stay (logs/2026-12-04_96566ec_dw_extra_ab.log, _2_ab.log,
+//   1.034); at K 9 d 1 0.921, so elsewhere four stay (logs/2026-12-04_96566ec_dw_extra_ab.log, _96566ec_dw_extra_2_ab.log,
 //   _81002ae_dw_extra_default_sanitize_ab.log).
 // Why not at the floor: a per-block timeline (FUSED_TRACE=1 build, scripts/trace_case.py; results/traces/)
 //   says where a block's time goes. The first x tile lands late (every SM asks for its tiles at once;
