@@ -103,14 +103,15 @@
 #ifndef WG_DW_EXTRA_WHERE
 #define WG_DW_EXTRA_WHERE 0  // 0: where it was measured faster, dilation 2 with K 3 or 5 (their own kernels); 1: every
                              // kernel of the two-warpgroup form at dilation > 1 (not measured; ptxas spills 8-28 bytes
-                             // in the run-time-K kernels and at K 7 d 2 with WG_DW_REGS = 64)
+                             // in the run-time-K kernels and at K 7 d 2 with WG_DW_REGS = 64:
+                             // logs/2026-12-04_77a9bc5_dw_extra_ptxas.txt)
 #endif
 #ifndef WG_DW_EXTRA_SHARE
 #define WG_DW_EXTRA_SHARE 15  // WG_DW_SHARE of the WG_DW_EXTRA block
 #endif
 #ifndef WG_DW_REGS
 #define WG_DW_REGS 64  // WG_DW_EXTRA's block: registers per thread of the depthwise-only warpgroups (setmaxnreg.dec);
-                       // the GEMM warpgroups take what they release (setmaxnreg.inc). 56 spills at K 5 d 2
+                       // the GEMM warpgroups take what they release (setmaxnreg.inc). 56 spills at K 5 d 2 (the same log)
 #endif
 #ifndef WG_WS_SHARE
 #define WG_WS_SHARE 0  // WG_WS = 1: percent of a tile's depthwise groups each consumer warpgroup builds, between issuing
@@ -339,7 +340,8 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
 }
 
 // Where the first k warpgroups' depthwise shares end, in 200ths of a tile's groups, when warpgroups 0 and 1 each build
-// `share` percent and the n warpgroups from 2 on split the rest (k = 0 .. 2 + n).
+// `share` percent and the n warpgroups from 2 on split the rest (k = 0 .. 2 + n). (n = 2 keeps its own expression: the
+// same values, as 200 - 4 share is even, but one form for every n changes the SASS of 15 timed kernels' setup.)
 __host__ __device__ constexpr int wg_share_edge(int k, int share, int n = 2) {
   return k <= 2 ? 2 * share * k : n == 2 ? 4 * share + (200 - 4 * share) / 2 * (k - 2) : 4 * share + (200 - 4 * share) * (k - 2) / n;
 }

@@ -23,8 +23,7 @@ if sys.argv[1] == "backward":
     def fn():
         torch.autograd.grad(y, params, gy, retain_graph=True)
 else:
-    variant, _, knobs = sys.argv[1].partition(":")
-    defines = fj.defines_over_tuned(variant, [k for k in knobs.split(",") if k]) if knobs else None
+    variant, defines = fj.variant_spec(sys.argv[1])
     fn = fj.callable_for(variant, model, x, defines)
 for _ in range(3):
     fn()

@@ -13,6 +13,17 @@ pytestmark = pytest.mark.gpu
 CUDA_VARIANTS = fj.variants("cuda")
 
 
+def assert_tree_equals_build(variant: str, knobs: dict, cases: list[dict], seed: int) -> None:
+    """At each case (over the headline), the variant's tree build gives y bit for bit equal to the build with `knobs`
+    over its tuned parameters, and within the variant's bound against float64."""
+    other = fj.defines_over_tuned(variant, knobs)
+    for i, case in enumerate(cases):
+        model, x = fj.make_case(dict(fj.HEADLINE, **case), torch.float32, "cuda", seed=seed + i)
+        y = fj.run_variant(variant, model, x)
+        assert torch.equal(y, fj.run_variant(variant, model, x, defines=other)), case
+        assert fj.rel_err(y, fj.reference(model, x)) <= fj.tolerance(variant), case
+
+
 @pytest.mark.parametrize("variant", CUDA_VARIANTS)
 def test_variant_passes_the_battery(variant):
     table, ok = fj.check(variant)
@@ -43,15 +54,10 @@ def test_dilation_one_route_equals_the_four_warpgroup_form(variant):
     warp-specialized kernel whose consumers build a share of act; its y equals the four-warpgroup form's (the route off,
     WG_WS_D1_SHARE=0) bit for bit (the same activations, the same products in the same order), at C 128 and narrower,
     C_in != C_out, odd T, bias off, and stays within the variant's bound against float64."""
-    old = fj.defines_over_tuned(variant, {"WG_WS_D1_SHARE": "0"})
-    cases = [dict(K=3, dilation=1), dict(K=5, dilation=1), dict(K=7, dilation=1, C_in=96, C_out=96),
-             dict(B=3, C_in=64, C_out=40, T=1000, K=5, dilation=1, bias=False),
-             dict(B=2, C_in=100, C_out=128, T=132, K=3, dilation=1)]
-    for i, case in enumerate(cases):
-        model, x = fj.make_case(dict(fj.HEADLINE, **case), torch.float32, "cuda", seed=40 + i)
-        y = fj.run_variant(variant, model, x)
-        assert torch.equal(y, fj.run_variant(variant, model, x, defines=old)), case
-        assert fj.rel_err(y, fj.reference(model, x)) <= fj.tolerance(variant), case
+    assert_tree_equals_build(variant, {"WG_WS_D1_SHARE": "0"}, [
+        dict(K=3, dilation=1), dict(K=5, dilation=1), dict(K=7, dilation=1, C_in=96, C_out=96),
+        dict(B=3, C_in=64, C_out=40, T=1000, K=5, dilation=1, bias=False),
+        dict(B=2, C_in=100, C_out=128, T=132, K=3, dilation=1)], seed=40)
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
@@ -63,15 +69,10 @@ def test_six_warpgroup_block_equals_the_four_warpgroup_block(variant):
     block's (WG_DW_EXTRA=0) bit for bit (the same activations, the same products in the same order): more than one tile
     per block, C_in != C_out, bias off, C_out <= 64 (the four-warpgroup form, unchanged), and within the
     variant's bound against float64."""
-    old = fj.defines_over_tuned(variant, {"WG_DW_EXTRA": "0"})
-    cases = [dict(K=5, dilation=2), dict(K=3, dilation=2), dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2),
-             dict(B=2, C_in=128, C_out=96, T=4500, K=3, dilation=2, bias=False),
-             dict(B=2, C_in=64, C_out=64, T=700, K=5, dilation=2)]
-    for i, case in enumerate(cases):
-        model, x = fj.make_case(dict(fj.HEADLINE, **case), torch.float32, "cuda", seed=60 + i)
-        y = fj.run_variant(variant, model, x)
-        assert torch.equal(y, fj.run_variant(variant, model, x, defines=old)), case
-        assert fj.rel_err(y, fj.reference(model, x)) <= fj.tolerance(variant), case
+    assert_tree_equals_build(variant, {"WG_DW_EXTRA": "0"}, [
+        dict(K=5, dilation=2), dict(K=3, dilation=2), dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2),
+        dict(B=2, C_in=128, C_out=96, T=4500, K=3, dilation=2, bias=False),
+        dict(B=2, C_in=64, C_out=64, T=700, K=5, dilation=2)], seed=60)
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
@@ -80,15 +81,10 @@ def test_compile_time_k_kernels_equal_the_run_time_k_kernel():
     """wgmma.cuh's WG_CT_K: the kernels built for one K (3, 5, 7) give y bit for bit equal to the kernel that dispatches
     on K at run time (a WG_CT_K=0 build: the same depthwise code, reached through the dispatch), over dilations, both
     GEMM forms and an odd shape; and a K outside the list (4, 9) runs the run-time kernel, equal too."""
-    runtime = fj.defines_over_tuned("wgmma_tf32", {"WG_CT_K": "0"})
-    cases = [dict(K=3, dilation=1), dict(K=3, dilation=4), dict(K=5, dilation=2), dict(K=5, dilation=3),
-             dict(K=7, dilation=2), dict(K=7, dilation=1, C_out=64), dict(K=4, dilation=3), dict(K=9, dilation=1),
-             dict(B=3, C_in=40, C_out=72, T=1000, K=7, dilation=2)]
-    for i, case in enumerate(cases):
-        model, x = fj.make_case(dict(fj.HEADLINE, **case), torch.float32, "cuda", seed=20 + i)
-        y = fj.run_variant("wgmma_tf32", model, x)
-        assert torch.equal(y, fj.run_variant("wgmma_tf32", model, x, defines=runtime)), case
-        assert fj.rel_err(y, fj.reference(model, x)) <= fj.tolerance("wgmma_tf32"), case
+    assert_tree_equals_build("wgmma_tf32", {"WG_CT_K": "0"}, [
+        dict(K=3, dilation=1), dict(K=3, dilation=4), dict(K=5, dilation=2), dict(K=5, dilation=3),
+        dict(K=7, dilation=2), dict(K=7, dilation=1, C_out=64), dict(K=4, dilation=3), dict(K=9, dilation=1),
+        dict(B=3, C_in=40, C_out=72, T=1000, K=7, dilation=2)], seed=20)
 
 
 @pytest.mark.parametrize("variant", CUDA_VARIANTS)
