@@ -136,6 +136,12 @@
                          // (WG_FIXED_K, 3e2c7b2) measured against that kernel: K 5 d 2 1.009, K 3 d 2 1.030,
                          // K 3 d 1 (C 64, T 4096) 1.057 (logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log). 0: none
 #endif
+#ifndef WG_DW_LEAN
+#define WG_DW_LEAN 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): the depthwise group loop with fewer instructions
+                      // a group: `live` tested once, outside the loop (a thread whose channel is padding runs a loop of
+                      // zero stores), and the x window's and the shift-0 act stores' addresses carried from group to
+                      // group instead of derived from j (ptxas rederived them in every group: 6 + 9 instructions at K 5 d 2)
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -272,14 +278,88 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
   }
 }
 
+// One group of one channel: G outputs of depthwise + bias + SiLU from the 16-byte aligned x window at xp (WG_DW_LEAN's
+// loop; wg_dw_silu_k's own loop keeps these lines inline, the form whose SASS was timed). SiLU:
+// eager's formula for the split, whose activations must be fp32-exact; otherwise eager's value rounded to the GEMM's
+// type, by the guarded fast form.
+template <typename T, bool kSplit, int D, int K>
+__device__ __forceinline__ void wg_dw_group(const T* xp, const float (&wt)[16 / D + 1], float bias,
+                                            float (&v)[16 / sizeof(T)]) {
+  using E = WgElem<T>;
+  constexpr int G = 16 / static_cast<int>(sizeof(T));
+  constexpr int NQ = ((K - 1) * D + G + G - 1) / G;  // 16-byte loads in the window
+  float win[G * NQ];
+#pragma unroll
+  for (int q = 0; q < NQ; ++q) wg_load16(xp + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
+#pragma unroll
+  for (int i = 0; i < G; ++i) v[i] = bias;
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
+#pragma unroll
+  for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
+  if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
+}
+// A group's G activations into act rows tt0 .. tt0 + G - 1 (those inside the tile), the swizzle per store.
+template <typename E, bool kSplit, int TT, int G>
+__device__ __forceinline__ void wg_put_group(unsigned char* sAct, uint32_t small_off, uint32_t cbase, uint32_t chunk,
+                                             int j, int shift, const float (&v)[G]) {
+  const int tt0 = G * j - shift;
+  auto put = [&](int tt, float val) {
+    wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
+  };
+  if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
+#pragma unroll
+    for (int i = 0; i < G; ++i) put(tt0 + i, v[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < G; ++i)
+      if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
+  }
+}
+// WG_DW_LEAN's loop over groups [j0, j1), `live` a compile-time constant (false: zeros), the x window's address and
+// the shift-0 store base carried from group to group: base(j & 1) + 512 j moves by 512 + (base1 - base0) from an even
+// group to the next and by 512 - (base1 - base0) from an odd one, so the steps alternate, summing to 1024.
+template <typename T, bool kSplit, int TT, int D, int K, bool kLive>
+__device__ __forceinline__ void wg_dw_groups(unsigned char* sAct, uint32_t small_off, const T* xrow,
+                                             const float (&wt)[16 / D + 1], float bias, int j0, int j1, int shift,
+                                             uint32_t cbase, uint32_t chunk, uint32_t base0, uint32_t base1,
+                                             uint32_t e1, uint32_t e2, uint32_t e3) {
+  using E = WgElem<T>;
+  constexpr int G = 16 / static_cast<int>(sizeof(T));
+  const T* xp = xrow + G * j0;
+  uint32_t b = ((j0 & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(j0);
+  uint32_t step = 512u + ((j0 & 1) ? base0 - base1 : base1 - base0);
+  for (int j = j0; j < j1; ++j, xp += G) {
+    float v[G];
+    if constexpr (kLive) {
+      wg_dw_group<T, kSplit, D, K>(xp, wt, bias, v);
+    } else {
+#pragma unroll
+      for (int i = 0; i < G; ++i) v[i] = 0.0f;
+    }
+    if (G == 4 && shift == 0) {  // tile-uniform; every group lies inside the tile
+      unsigned char* p = sAct + b;  // base(j & 1) + 512 j: wg_dw_silu_k's one base and three offsets
+      wg_put_act<E, kSplit>(p, small_off, v[0]);
+      wg_put_act<E, kSplit>(p + e1, small_off, v[1]);
+      wg_put_act<E, kSplit>(p + e2, small_off, v[2 % G]);
+      wg_put_act<E, kSplit>(p + e3, small_off, v[3 % G]);
+      b += step;
+      step = 1024u - step;
+    } else {
+      wg_put_group<E, kSplit, TT, G>(sAct, small_off, cbase, chunk, j, shift, v);
+    }
+  }
+}
+
 // Depthwise + bias + SiLU of one channel over output groups [j0, j1) of one tile, into act (K-major,
 // swizzled: row = tile column, k = channel). G = 16 bytes of x = 4 fp32 or 8 16-bit outputs per group:
 // group j covers tile columns G j - shift .. G j - shift + G - 1 and reads the 16-byte aligned x window
 // starting at x-tile column G j. Channels >= C_in (live == false) write zeros, so the padded K terms of
 // the GEMM are exact zeros. K and D are compile-time constants: only the window's 16-byte loads and the
 // taps that exist are issued (the run-time K form issued kKmax predicated taps and window copies: 170-223
-// SASS instructions per 4 outputs at d=2, then 106-110). SiLU: eager's formula for the split, whose
-// activations must be fp32-exact; otherwise eager's value rounded to the GEMM's type, by the guarded fast form.
+// SASS instructions per 4 outputs at d=2, then 106-110).
 template <typename T, bool kSplit, int TT, int D, int K>
 __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small_off, const T* xrow,
                                              const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
@@ -300,6 +380,15 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int lo2 = static_cast<int>(chunk & 3u);
   const uint32_t e1 = 128 + 16 * ((lo2 ^ 1) - lo2), e2 = 256 + 16 * ((lo2 ^ 2) - lo2), e3 = 384 + 16 * ((lo2 ^ 3) - lo2);
   const uint32_t base0 = cbase + 16u * chunk, base1 = cbase + 16u * (chunk ^ 4u);  // even / odd groups
+  if constexpr (WG_DW_LEAN != 0) {
+    if (live)
+      wg_dw_groups<T, kSplit, TT, D, K, true>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
+                                              base1, e1, e2, e3);
+    else
+      wg_dw_groups<T, kSplit, TT, D, K, false>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
+                                               base1, e1, e2, e3);
+    return;
+  }
   for (int j = j0; j < j1; ++j) {
     float v[G];
 #pragma unroll

@@ -13,15 +13,18 @@ pytestmark = pytest.mark.gpu
 CUDA_VARIANTS = fj.variants("cuda")
 
 
-def assert_tree_equals_build(variant: str, knobs: dict, cases: list[dict], seed: int) -> None:
-    """At each case (over the headline), the variant's tree build gives y bit for bit equal to the build with `knobs`
-    over its tuned parameters, and within the variant's bound against float64."""
+def assert_tree_equals_build(variant: str, knobs: dict, cases: list[dict], seed: int,
+                             dtype: torch.dtype = torch.float32) -> None:
+    """At each case (over the headline; a case's "scale" multiplies x), the variant's tree build gives y bit for bit
+    equal to the build with `knobs` over its tuned parameters, and within the variant's bound against float64."""
     other = fj.defines_over_tuned(variant, knobs)
     for i, case in enumerate(cases):
-        model, x = fj.make_case(dict(fj.HEADLINE, **case), torch.float32, "cuda", seed=seed + i)
+        shape = dict(fj.HEADLINE, **{k: v for k, v in case.items() if k != "scale"})
+        model, x = fj.make_case(shape, dtype, "cuda", seed=seed + i)
+        x = (x.float() * case.get("scale", 1.0)).to(dtype)
         y = fj.run_variant(variant, model, x)
         assert torch.equal(y, fj.run_variant(variant, model, x, defines=other)), case
-        assert fj.rel_err(y, fj.reference(model, x)) <= fj.tolerance(variant), case
+        assert fj.rel_err(y, fj.reference(model, x)) <= fj.tolerance(variant, str(dtype).split(".")[1]), case
 
 
 @pytest.mark.parametrize("variant", CUDA_VARIANTS)
@@ -73,6 +76,24 @@ def test_six_warpgroup_block_equals_the_four_warpgroup_block(variant):
         dict(K=5, dilation=2), dict(K=3, dilation=2), dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2),
         dict(B=2, C_in=128, C_out=96, T=4500, K=3, dilation=2, bias=False),
         dict(B=2, C_in=64, C_out=64, T=700, K=5, dilation=2)], seed=60)
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rungs 09-13 are sm_90a code")
+@pytest.mark.parametrize("variant,dtype", [("wgmma_tf32", torch.float32), ("wgmma_wide", torch.float32),
+                                           ("wgmma_3xtf32", torch.float32), ("wgmma_bf16", torch.bfloat16)])
+def test_lean_depthwise_equals_the_tree(variant, dtype):
+    """wgmma.cuh's WG_DW_LEAN and common.cuh's FUSED_SILU_ANY (timing experiments, off by default): the depthwise loop
+    with `live` outside it and carried addresses, and the SiLU guard as one predicate (eager's formula for a whole group
+    where any value is refused) give y bit for bit the tree's: both GEMM forms, six and four warpgroups, the per-K and
+    run-time-K kernels, shifted groups (padding not a multiple of 4), padded channels (C_in not a multiple of 32),
+    inputs large enough that |v| >= 16 takes eager's formula, bias off; and within the variant's bound."""
+    assert_tree_equals_build(variant, {"WG_DW_LEAN": "1", "FUSED_SILU_ANY": "1"}, [
+        dict(K=5, dilation=2), dict(K=3, dilation=2, scale=12.0), dict(K=9, dilation=1), dict(K=3, dilation=3),
+        dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2), dict(B=2, C_in=40, C_out=72, T=1004, K=4, dilation=3),
+        dict(B=2, C_in=128, C_out=96, T=4500, K=7, dilation=2, bias=False),
+        dict(B=2, C_in=64, C_out=64, T=700, K=5, dilation=2), dict(B=2, C_in=64, C_out=64, T=700, K=5, dilation=1)],
+        seed=80, dtype=dtype)
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),

@@ -1,0 +1,43 @@
+"""The two forms of the guarded SiLU's test in kernels/common.cuh (silu_rounded) accept the same values f of the fast
+SiLU: the default's, on f's dropped bits ((f + half + guard) & mask > 2 guard), and FUSED_SILU_ANY's, on the distance
+to the rounded value (|f - r| <= half - guard - 1, as one unsigned compare). Both read only f's low bits (the dropped
+ones, and for TF32's ties-to-even the lowest kept bit), so every pattern of those bits, under a spread of high bits that
+includes the carry into the exponent and both signs, is every case. The integer roundings here are what the kernels
+compute: the TF32 rounding (cvt.rn.tf32.f32 on sm_90, whose bits scripts/silu_exhaustive.cu compares with the integer
+form at every input) and the bf16 path's ties-away add and mask."""
+import numpy as np
+import pytest
+
+GUARD = 16  # FUSED_SILU_GUARD's default
+
+
+def rounded(u: np.ndarray, dropped: int) -> np.ndarray:
+    """The kernels' rounding of finite float32 bit patterns: RNE for TF32 (13 dropped bits), ties-away for bf16."""
+    half, keep = np.uint32(1 << (dropped - 1)), np.uint32(~((1 << dropped) - 1) & 0xFFFFFFFF)
+    if dropped == 13:
+        return (u + np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1))) & keep
+    return (u + half) & keep
+
+
+def accepted_by_bits(u: np.ndarray, dropped: int) -> np.ndarray:
+    half, mask = np.uint32(1 << (dropped - 1)), np.uint32((1 << dropped) - 1)
+    return ((u + half + np.uint32(GUARD)) & mask) > np.uint32(2 * GUARD)
+
+
+def accepted_by_distance(u: np.ndarray, dropped: int) -> np.ndarray:
+    inner = np.uint32((1 << (dropped - 1)) - GUARD - 1)
+    return (u - rounded(u, dropped) + inner) <= np.uint32(2) * inner
+
+
+@pytest.mark.parametrize("dropped", [13, 16], ids=["tf32", "bf16"])
+def test_guard_forms_accept_the_same_values(dropped):
+    low = np.arange(1 << 17, dtype=np.uint32)  # every pattern of the low 17 bits (13 or 16 dropped, plus the kept lsb)
+    highs = [0x00000000, 0x3F800000, 0x3FFE0000, 0x41700000, 0x7F000000, 0x7F7E0000, 0x80000000, 0xBF800000,
+             0xC17E0000, 0xFF7E0000]  # zero, 1, just below 2, 15, a large and the largest binade's top, negatives
+    with np.errstate(over="ignore"):
+        for high in highs:
+            u = np.uint32(high) | low
+            u = u[(u & np.uint32(0x7F800000)) != np.uint32(0x7F800000)]  # finite only: inf and NaN are refused by |v|
+            by_bits, by_distance = accepted_by_bits(u, dropped), accepted_by_distance(u, dropped)
+            assert np.array_equal(by_bits, by_distance), hex(int(u[np.argmax(by_bits != by_distance)]))
+            assert 0.99 < by_bits.mean() < 1.0  # the guard refuses a few values near each midpoint, not all or none
