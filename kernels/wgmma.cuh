@@ -140,7 +140,8 @@
 #define WG_DW_LEAN 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): the depthwise group loop with fewer instructions
                       // a group: `live` tested once, outside the loop (a thread whose channel is padding runs a loop of
                       // zero stores), and the x window's and the shift-0 act stores' addresses carried from group to
-                      // group instead of derived from j (ptxas rederived them in every group: 6 + 9 instructions at K 5 d 2)
+                      // group instead of derived from j (ptxas rederived them in every group: 6 + 9 instructions at K 5 d 2).
+                      // 2: also a loop of its own for shift 0 (fp32), without the per-group branch on the shift
 #endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
@@ -318,10 +319,10 @@ __device__ __forceinline__ void wg_put_group(unsigned char* sAct, uint32_t small
       if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
   }
 }
-// WG_DW_LEAN's loop over groups [j0, j1), `live` a compile-time constant (false: zeros), the x window's address and
+// WG_DW_LEAN's loop over groups [j0, j1), `live` a compile-time constant (false: zeros; kShift0: shift is 0, WG_DW_LEAN=2), the x window's address and
 // the shift-0 store base carried from group to group: base(j & 1) + 512 j moves by 512 + (base1 - base0) from an even
 // group to the next and by 512 - (base1 - base0) from an odd one, so the steps alternate, summing to 1024.
-template <typename T, bool kSplit, int TT, int D, int K, bool kLive>
+template <typename T, bool kSplit, int TT, int D, int K, bool kLive, bool kShift0 = false>
 __device__ __forceinline__ void wg_dw_groups(unsigned char* sAct, uint32_t small_off, const T* xrow,
                                              const float (&wt)[16 / D + 1], float bias, int j0, int j1, int shift,
                                              uint32_t cbase, uint32_t chunk, uint32_t base0, uint32_t base1,
@@ -339,7 +340,7 @@ __device__ __forceinline__ void wg_dw_groups(unsigned char* sAct, uint32_t small
 #pragma unroll
       for (int i = 0; i < G; ++i) v[i] = 0.0f;
     }
-    if (G == 4 && shift == 0) {  // tile-uniform; every group lies inside the tile
+    if (G == 4 && (kShift0 || shift == 0)) {  // tile-uniform; every group lies inside the tile
       unsigned char* p = sAct + b;  // base(j & 1) + 512 j: wg_dw_silu_k's one base and three offsets
       wg_put_act<E, kSplit>(p, small_off, v[0]);
       wg_put_act<E, kSplit>(p + e1, small_off, v[1]);
@@ -380,7 +381,18 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int lo2 = static_cast<int>(chunk & 3u);
   const uint32_t e1 = 128 + 16 * ((lo2 ^ 1) - lo2), e2 = 256 + 16 * ((lo2 ^ 2) - lo2), e3 = 384 + 16 * ((lo2 ^ 3) - lo2);
   const uint32_t base0 = cbase + 16u * chunk, base1 = cbase + 16u * (chunk ^ 4u);  // even / odd groups
-  if constexpr (WG_DW_LEAN != 0) {
+  if constexpr (WG_DW_LEAN == 2 && kFastAddr) {
+    if (live && shift == 0)
+      wg_dw_groups<T, kSplit, TT, D, K, true, true>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk,
+                                                    base0, base1, e1, e2, e3);
+    else if (live)
+      wg_dw_groups<T, kSplit, TT, D, K, true>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
+                                              base1, e1, e2, e3);
+    else
+      wg_dw_groups<T, kSplit, TT, D, K, false>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
+                                               base1, e1, e2, e3);
+    return;
+  } else if constexpr (WG_DW_LEAN != 0) {
     if (live)
       wg_dw_groups<T, kSplit, TT, D, K, true>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
                                               base1, e1, e2, e3);
