@@ -391,7 +391,6 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
     else
       wg_dw_groups<T, kSplit, TT, D, K, false>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
                                                base1, e1, e2, e3);
-    return;
   } else if constexpr (WG_DW_LEAN != 0) {
     if (live)
       wg_dw_groups<T, kSplit, TT, D, K, true>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
@@ -399,43 +398,43 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
     else
       wg_dw_groups<T, kSplit, TT, D, K, false>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
                                                base1, e1, e2, e3);
-    return;
-  }
-  for (int j = j0; j < j1; ++j) {
-    float v[G];
+  } else {  // the loop whose SASS was timed
+    for (int j = j0; j < j1; ++j) {
+      float v[G];
 #pragma unroll
-    for (int i = 0; i < G; ++i) v[i] = 0.0f;
-    if (live) {
-      float win[G * NQ];
+      for (int i = 0; i < G; ++i) v[i] = 0.0f;
+      if (live) {
+        float win[G * NQ];
 #pragma unroll
-      for (int q = 0; q < NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
+        for (int q = 0; q < NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
 #pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = bias;
+        for (int i = 0; i < G; ++i) v[i] = bias;
 #pragma unroll
-      for (int k = 0; k < K; ++k)
+        for (int k = 0; k < K; ++k)
 #pragma unroll
-        for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
+          for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
 #pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
-      if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
-    }
-    const int tt0 = G * j - shift;
-    auto put = [&](int tt, float val) {
-      wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
-    };
-    if (kFastAddr && shift == 0) {  // tile-uniform; every group lies inside the tile
-      unsigned char* b = sAct + ((j & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(j);
-      wg_put_act<E, kSplit>(b, small_off, v[0]);
-      wg_put_act<E, kSplit>(b + e1, small_off, v[1]);
-      wg_put_act<E, kSplit>(b + e2, small_off, v[2 % G]);
-      wg_put_act<E, kSplit>(b + e3, small_off, v[3 % G]);
-    } else if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
+        for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
+        if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
+      }
+      const int tt0 = G * j - shift;
+      auto put = [&](int tt, float val) {
+        wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
+      };
+      if (kFastAddr && shift == 0) {  // tile-uniform; every group lies inside the tile
+        unsigned char* b = sAct + ((j & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(j);
+        wg_put_act<E, kSplit>(b, small_off, v[0]);
+        wg_put_act<E, kSplit>(b + e1, small_off, v[1]);
+        wg_put_act<E, kSplit>(b + e2, small_off, v[2 % G]);
+        wg_put_act<E, kSplit>(b + e3, small_off, v[3 % G]);
+      } else if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
 #pragma unroll
-      for (int i = 0; i < G; ++i) put(tt0 + i, v[i]);
-    } else {
+        for (int i = 0; i < G; ++i) put(tt0 + i, v[i]);
+      } else {
 #pragma unroll
-      for (int i = 0; i < G; ++i)
-        if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
+        for (int i = 0; i < G; ++i)
+          if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
+      }
     }
   }
 }

@@ -62,9 +62,11 @@ def disassemble(spec: str, work: Path) -> Path:
                    + f'#include "{v.path}"\n')
     arch = (v.arch or "9.0a").replace(".", "")
     obj = work / "k.o"
-    subprocess.run([str(Path(J.cuda_home()) / "bin" / "nvcc"), "-std=c++17", "-O3", "-lineinfo",
-                    f"-gencode=arch=compute_{arch},code=sm_{arch}", f"-I{v.path.parent}", "-c", str(src), "-o",
-                    str(obj)], check=True, cwd=work)
+    r = subprocess.run([str(Path(J.cuda_home()) / "bin" / "nvcc"), "-std=c++17", "-O3", "-lineinfo",
+                        f"-gencode=arch=compute_{arch},code=sm_{arch}", f"-I{v.path.parent}", "-c", str(src), "-o",
+                        str(obj)], cwd=work, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"nvcc failed on {v.path.name} with {defines}:\n{r.stderr}")
     subprocess.run([tool("cuobjdump"), "-xelf", "all", str(obj)], check=True, cwd=work, capture_output=True)
     cubin = next(work.glob("*.cubin"))
     out = work / "k.dis"
