@@ -136,6 +136,14 @@
                          // (WG_FIXED_K, 3e2c7b2) measured against that kernel: K 5 d 2 1.009, K 3 d 2 1.030,
                          // K 3 d 1 (C 64, T 4096) 1.057 (logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log). 0: none
 #endif
+#ifndef WG_WS_EXTRA
+#define WG_WS_EXTRA 0  // (a timing experiment, not yet timed: docs/ladder.md) wg_ws_kernel with float32 I/O (not the split):
+                       // this many more producer warpgroups (2 + WG_WS_EXTRA producers, 2 consumers), registers moved by
+                       // setmaxnreg as in WG_DW_EXTRA's block (producers WG_DW_REGS, consumers what they release): the
+                       // warp-specialized kernel's producers were too few warps for the depthwise (8 warps: 2.9-3.1 us a
+                       // tile at the headline), which six warpgroups' 16 depthwise-only warps address without the block
+                       // barrier that couples them to the GEMM warpgroups' stores and MMA issue
+#endif
 #ifndef WG_DW_LEAN
 #define WG_DW_LEAN 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): the depthwise group loop with fewer instructions
                       // a group: `live` tested once, outside the loop (a thread whose channel is padding runs a loop of
@@ -692,6 +700,22 @@ template <typename T, bool kGemmHalf, int D, int KC>
 __host__ __device__ constexpr int wg_block_threads() {
   return kThreads + 128 * wg_dw_extra<T, kGemmHalf, D, KC>();
 }
+// wg_ws_kernel's producer warpgroups beyond 2 (WG_WS_EXTRA: float32 I/O, not the split), and its block
+template <typename T, bool kSplit>
+__host__ __device__ constexpr int wg_ws_extra() {
+  return std::is_same_v<T, float> && !kSplit ? WG_WS_EXTRA : 0;
+}
+template <typename T, bool kSplit>
+__host__ __device__ constexpr int wg_ws_threads() {
+  return kThreads + 128 * wg_ws_extra<T, kSplit>();
+}
+// Where a block's depthwise-only warpgroups drop to WG_DW_REGS registers (setmaxnreg.dec), what its other two warpgroups
+// may take (setmaxnreg.inc): the launch's registers (65536 / threads, rounded down to 8) plus what the others release.
+// setmaxnreg.inc takes only what the block's own setmaxnreg.dec released (asking for more waits for ever).
+__host__ __device__ constexpr int wg_launch_regs(int threads) { return 65536 / threads / 8 * 8; }
+__host__ __device__ constexpr int wg_raised_regs(int threads, int dw_wgs) {
+  return (wg_launch_regs(threads) + dw_wgs * (wg_launch_regs(threads) - WG_DW_REGS) / 2) / 8 * 8;
+}
 
 // The kernel (WG_WS = 0). Persistent blocks walk tiles (b, TT time steps) tile = blockIdx.x + i * gridDim.x,
 // every warp doing every phase; tile n's x in slot n % S, issued S tiles ahead:
@@ -781,11 +805,9 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
       if (tid == 0) tiles.issue_x(i + 2, next + stride);
     }
   };
-  // kExtra: registers move from the depthwise-only warpgroups to the GEMM warpgroups. The block holds what the
-  // launch gave it (65536 / threads per thread, rounded down to 8: kLaunchRegs); setmaxnreg.inc takes only what the
-  // block's own setmaxnreg.dec released (asking for more waits for ever)
-  constexpr int kLaunchRegs = 65536 / wg_block_threads<T, kGemmHalf, D, KC>() / 8 * 8;
-  constexpr int kGemmRegs = (kLaunchRegs + kDwWgs * (kLaunchRegs - WG_DW_REGS) / 2) / 8 * 8;
+  // kExtra: registers move from the depthwise-only warpgroups to the GEMM warpgroups (wg_raised_regs)
+  constexpr int kLaunchRegs = wg_launch_regs(wg_block_threads<T, kGemmHalf, D, KC>());
+  constexpr int kGemmRegs = wg_raised_regs(wg_block_threads<T, kGemmHalf, D, KC>(), kDwWgs);
   static_assert(kExtra == 0 || (WG_DW_REGS <= kLaunchRegs && kGemmRegs <= 256),
                 "WG_DW_REGS: at most the launch's registers per thread");
   if (kGemmHalf && !gemm_wg) {  // warpgroups 2 .. 1 + kDwWgs (WG_GEMM_WGS = 2): the depthwise only, at the same barriers.
@@ -878,14 +900,19 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
 // (every read of that slot is done), instead of the producers after a barrier of their own.
 static_assert(WG_WS == 0 || (WG_WS == 1 && WARPGROUPS == 4), "WG_WS: 0 (off) or 1 (needs WARPGROUPS=4)");
 template <typename T, bool kSplit, int TT, int D, int KC, int kSharePct>
-__global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, const __grid_constant__ CUtensorMap xmap,
-                                                            const __grid_constant__ CUtensorMap ymap) {
+__global__ void __launch_bounds__(wg_ws_threads<T, kSplit>(), 1) wg_ws_kernel(const TcParams p,
+                                                                              const __grid_constant__ CUtensorMap xmap,
+                                                                              const __grid_constant__ CUtensorMap ymap) {
   using E = WgElem<T>;
   using L = WgLayout<T, kSplit>;
   using Tiles = WgTiles<T, kSplit, TT, D, KC>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
-  constexpr int NC = 256, NP = kThreads - NC;  // consumer and producer threads
+  constexpr int kWsExtra = wg_ws_extra<T, kSplit>(), NPW = 2 + kWsExtra;  // producer warpgroups
+  constexpr int NC = 256, NP = wg_ws_threads<T, kSplit>() - NC;  // consumer and producer threads
+  constexpr int kConsRegs = wg_raised_regs(wg_ws_threads<T, kSplit>(), NPW);
+  static_assert(kWsExtra == 0 || (WG_DW_REGS <= wg_launch_regs(wg_ws_threads<T, kSplit>()) && kConsRegs <= 256),
+                "WG_DW_REGS: at most the launch's registers per thread");
   constexpr int kN = TT < 64 ? TT : 64, kCH = TT / kN;  // wgmma N per column chunk, column chunks
   constexpr bool kYTma = wg_y_box<T, kSplit>() != 0;  // (then kN = TT: one chunk; WG_WS = 1: two consumers)
   constexpr int kBarProducers = 1, kBarConsumers = 2;
@@ -916,8 +943,8 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
   bool live;
   float wt[kKmax], bias = 0.0f;
   auto dw_setup = [&](int c, int wgi) {  // wgi: the block's warpgroup (kShare), else the producer share
-    dw_lo = kShare ? wg_share_edge(wgi, kSharePct) : wgi;
-    dw_hi = kShare ? (wgi == 3 ? 200 : wg_share_edge(wgi + 1, kSharePct)) : wgi + 1;
+    dw_lo = kShare ? wg_share_edge(wgi, kSharePct, NPW) : wgi;
+    dw_hi = kShare ? (wgi == 1 + NPW ? 200 : wg_share_edge(wgi + 1, kSharePct, NPW)) : wgi + 1;
     live = c < p.C_in;
 #pragma unroll
     for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
@@ -925,6 +952,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
   };
 
   if (tid >= NC) {  // ---- producers
+    if constexpr (kWsExtra > 0) wg_setmaxnreg_dec<WG_DW_REGS>();
     const int ptid = tid - NC, c = ptid % kMaxCin, h = ptid / kMaxCin;
     dw_setup(c, kShare ? h + 2 : h);
     if (ptid == 0)
@@ -948,6 +976,7 @@ __global__ void __launch_bounds__(kThreads, 1) wg_ws_kernel(const TcParams p, co
       }
     }
   } else {  // ---- consumers
+    if constexpr (kWsExtra > 0) wg_setmaxnreg_inc<kConsRegs>();
     const bool tracer = FUSED_TRACE && tid == 0;
     if (tracer) wg_mark_ends(true);
     wg_fill_w<E, kSplit, NC>(smem, p, tid);
@@ -1142,9 +1171,11 @@ void wg_launch(const FusedArgs& a, void* stream) {
     auto go = [&](auto kc) {
       constexpr int KC = decltype(kc)::value;
       if constexpr (WG_WS)
-        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_SHARE>, kThreads, smem, a, p, stream, xmap, ymap);
+        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_SHARE>, wg_ws_threads<T, kSplit>(), smem, a, p,
+                             stream, xmap, ymap);
       else if constexpr (std::is_same_v<decltype(half), WgWsD1> && KC > 0)
-        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_D1_SHARE>, kThreads, smem, a, p, stream, xmap, ymap);
+        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_D1_SHARE>, wg_ws_threads<T, kSplit>(), smem, a,
+                             p, stream, xmap, ymap);
       else  // (WgWsD1 at a K without a kernel of its own: the four-warpgroup form; wg_ws_kernel's run-time-K build spills)
         tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, D, std::is_same_v<decltype(half), std::true_type>, KC>,
                              wg_block_threads<T, std::is_same_v<decltype(half), std::true_type>, D, KC>(), smem, a, p, stream, xmap, ymap);

@@ -98,6 +98,22 @@ def test_lean_depthwise_equals_the_tree(variant, dtype):
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rung 09 is sm_90a code")
+@pytest.mark.parametrize("knobs", [dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="0"),
+                                   dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="10"), dict(WG_WS_EXTRA="2")],
+                         ids=["ws_share0", "ws_share10", "d1_route"])
+def test_six_warpgroup_warp_specialized_kernel_equals_the_tree(knobs):
+    """wgmma.cuh's WG_WS_EXTRA (a timing experiment, off by default): wg_ws_kernel with four producer warpgroups
+    (registers moved by setmaxnreg), as every tile's kernel (WG_WS=1, consumer shares 0 and 10) and as the dilation-1
+    route; y bit for bit the tree's (the same activations, the same products in the same order) at both GEMM forms'
+    shapes, per-K and run-time-K kernels, padded channels, shifted groups, several tiles per block."""
+    assert_tree_equals_build("wgmma_tf32", knobs, [
+        dict(K=5, dilation=2), dict(K=3, dilation=1), dict(K=9, dilation=1), dict(K=3, dilation=3),
+        dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2), dict(B=2, C_in=40, C_out=72, T=1004, K=5, dilation=1),
+        dict(B=2, C_in=64, C_out=64, T=4500, K=7, dilation=2, bias=False)], seed=100)
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rung 09 is sm_90a code")
 def test_compile_time_k_kernels_equal_the_run_time_k_kernel():
     """wgmma.cuh's WG_CT_K: the kernels built for one K (3, 5, 7) give y bit for bit equal to the kernel that dispatches
     on K at run time (a WG_CT_K=0 build: the same depthwise code, reached through the dispatch), over dilations, both
