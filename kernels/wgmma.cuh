@@ -137,7 +137,7 @@
                          // K 3 d 1 (C 64, T 4096) 1.057 (logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log). 0: none
 #endif
 #ifndef WG_WS_EXTRA
-#define WG_WS_EXTRA 0  // (a timing experiment, not yet timed: docs/ladder.md) wg_ws_kernel with float32 I/O (not the split):
+#define WG_WS_EXTRA 0  // (a timing experiment, not yet timed: docs/ladder.md) wg_ws_kernel (not the split):
                        // this many more producer warpgroups (2 + WG_WS_EXTRA producers, 2 consumers), registers moved by
                        // setmaxnreg as in WG_DW_EXTRA's block (producers WG_DW_REGS, consumers what they release): the
                        // warp-specialized kernel's producers were too few warps for the depthwise (8 warps: 2.9-3.1 us a
@@ -700,10 +700,11 @@ template <typename T, bool kGemmHalf, int D, int KC>
 __host__ __device__ constexpr int wg_block_threads() {
   return kThreads + 128 * wg_dw_extra<T, kGemmHalf, D, KC>();
 }
-// wg_ws_kernel's producer warpgroups beyond 2 (WG_WS_EXTRA: float32 I/O, not the split), and its block
+// wg_ws_kernel's producer warpgroups beyond 2 (WG_WS_EXTRA; not the split, whose consumers hold three accumulators),
+// and its block
 template <typename T, bool kSplit>
 __host__ __device__ constexpr int wg_ws_extra() {
-  return std::is_same_v<T, float> && !kSplit ? WG_WS_EXTRA : 0;
+  return !kSplit ? WG_WS_EXTRA : 0;
 }
 template <typename T, bool kSplit>
 __host__ __device__ constexpr int wg_ws_threads() {

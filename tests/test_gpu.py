@@ -87,29 +87,34 @@ def test_lean_depthwise_equals_the_tree(variant, dtype):
     with `live` outside it and carried addresses, and the SiLU guard as one predicate (eager's formula for a whole group
     where any value is refused) give y bit for bit the tree's: both GEMM forms, six and four warpgroups, the per-K and
     run-time-K kernels, shifted groups (padding not a multiple of 4), padded channels (C_in not a multiple of 32),
-    inputs large enough that |v| >= 16 takes eager's formula, bias off; and within the variant's bound."""
+    inputs large enough that |v| >= 16 takes eager's formula, bias off; and within the variant's bound. (T % 8 == 0
+    throughout: rung 11's shapes.)"""
     assert_tree_equals_build(variant, {"WG_DW_LEAN": "1", "FUSED_SILU_ANY": "1"}, [
         dict(K=5, dilation=2), dict(K=3, dilation=2, scale=12.0), dict(K=9, dilation=1), dict(K=3, dilation=3),
-        dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2), dict(B=2, C_in=40, C_out=72, T=1004, K=4, dilation=3),
-        dict(B=2, C_in=128, C_out=96, T=4500, K=7, dilation=2, bias=False),
-        dict(B=2, C_in=64, C_out=64, T=700, K=5, dilation=2), dict(B=2, C_in=64, C_out=64, T=700, K=5, dilation=1)],
+        dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2), dict(B=2, C_in=40, C_out=72, T=1008, K=4, dilation=3),
+        dict(B=2, C_in=128, C_out=96, T=4504, K=7, dilation=2, bias=False),
+        dict(B=2, C_in=64, C_out=64, T=704, K=5, dilation=2), dict(B=2, C_in=64, C_out=64, T=704, K=5, dilation=1)],
         seed=80, dtype=dtype)
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rung 09 is sm_90a code")
-@pytest.mark.parametrize("knobs", [dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="0"),
-                                   dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="10"), dict(WG_WS_EXTRA="2")],
-                         ids=["ws_share0", "ws_share10", "d1_route"])
-def test_six_warpgroup_warp_specialized_kernel_equals_the_tree(knobs):
+@pytest.mark.parametrize("variant,dtype,knobs", [
+    ("wgmma_tf32", torch.float32, dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="0")),
+    ("wgmma_tf32", torch.float32, dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="10")),
+    ("wgmma_tf32", torch.float32, dict(WG_WS_EXTRA="2")),
+    ("wgmma_bf16", torch.bfloat16, dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="0"))],
+    ids=["ws_share0", "ws_share10", "d1_route", "bf16_ws_share0"])
+def test_six_warpgroup_warp_specialized_kernel_equals_the_tree(variant, dtype, knobs):
     """wgmma.cuh's WG_WS_EXTRA (a timing experiment, off by default): wg_ws_kernel with four producer warpgroups
     (registers moved by setmaxnreg), as every tile's kernel (WG_WS=1, consumer shares 0 and 10) and as the dilation-1
-    route; y bit for bit the tree's (the same activations, the same products in the same order) at both GEMM forms'
-    shapes, per-K and run-time-K kernels, padded channels, shifted groups, several tiles per block."""
-    assert_tree_equals_build("wgmma_tf32", knobs, [
+    route, and rung 11's (bf16) as every tile's kernel; y bit for bit the tree's (the same activations, the same
+    products in the same order) at both GEMM forms' shapes, per-K and run-time-K kernels, padded channels, shifted
+    groups, several tiles per block."""
+    assert_tree_equals_build(variant, knobs, [
         dict(K=5, dilation=2), dict(K=3, dilation=1), dict(K=9, dilation=1), dict(K=3, dilation=3),
-        dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2), dict(B=2, C_in=40, C_out=72, T=1004, K=5, dilation=1),
-        dict(B=2, C_in=64, C_out=64, T=4500, K=7, dilation=2, bias=False)], seed=100)
+        dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2), dict(B=2, C_in=40, C_out=72, T=1008, K=5, dilation=1),
+        dict(B=2, C_in=64, C_out=64, T=4504, K=7, dilation=2, bias=False)], seed=100, dtype=dtype)
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
