@@ -354,9 +354,10 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
     A variant may carry compile-time parameters over its tuned ones, "name:NAME=V,NAME=V" (e.g.
     "wgmma_tf32:WG_WS=1"), so two settings of one kernel can be compared.
 
-    Both outputs are checked against float64 first. Then A and B are called alternately (A B A B ...), each
-    timed call primed (run once just before, untimed, so its code is in the instruction caches as in bench)
-    and preceded by the L2 flush, and the ratio t_A / t_B taken pair by pair; returns the median ratio, its
+    Both outputs are checked against float64 first, and against each other (same_bits: equal bit for bit, as a
+    faster setting of a kernel that keeps its numbers should be; max_diff_ab otherwise). Then A and B are called
+    alternately (A B A B ...), each timed call primed (run once just before, untimed, so its code is in the
+    instruction caches as in bench) and preceded by the L2 flush, and the ratio t_A / t_B taken pair by pair; returns the median ratio, its
     95% bootstrap interval and a verdict: A is 'faster' (interval below 1), 'slower' (above 1) or
     'within noise'. Logged to results/ as kind 'ab'.
     """
@@ -370,7 +371,7 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
             raise ValueError(f"variant {n!r} runs on {variant_info(n).device}, not {device}")
     model, x = make_case(shape, DTYPES[dtype], device, seed=1234 + seed)
     ref = reference(model, x)
-    fns, errs = {}, {}
+    fns, errs, ys = {}, {}, {}
     for s, (n, defs) in specs.items():
         run_model = model if n not in BASELINES or dtype == "float32" else copy_model(model).to(DTYPES[dtype])
         fns[s] = callable_for(n, run_model, x, defs)
@@ -378,10 +379,14 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
             errs[s] = float("nan")
             continue
         y = run_variant(n, model, x, defines=defs) if n not in BASELINES else fns[s]()
+        ys[s] = y.clone()  # (a baseline's callable may return a buffer the next call rewrites)
         errs[s] = rel_err(y, ref)
         bound = tolerance(n, dtype) if n not in BASELINES else TOLERANCE["tf32" if dtype == "float32" else "bf16"]
         if not errs[s] <= bound:
             raise AssertionError(f"ab: {s} is wrong at {shape} {dtype}: rel. error {errs[s]:.3g} > {bound:g}")
+    both = len(ys) == 2  # (the clone has no output to compare)
+    same_bits = both and ys[a].dtype == ys[b].dtype and torch.equal(ys[a], ys[b])
+    diff_ab = max_diff(ys[a], ys[b]) if both else float("nan")
     # A and B in turn, queued as bench queues its calls, each primed (why: Timer.time_interleaved)
     pairs = Timer(device).time_interleaved([fns[a], fns[b]], reps)
     ratios = pairs[:, 0] / pairs[:, 1]
@@ -392,7 +397,7 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
     result = {"a": a, "b": b, "median_a_us": float(np.median(pairs[:, 0])),
               "median_b_us": float(np.median(pairs[:, 1])), "ratio": float(np.median(ratios)),
               "ci_low": float(lo), "ci_high": float(hi), "verdict": verdict, "rel_err_a": errs[a],
-              "rel_err_b": errs[b], "n": reps}
+              "rel_err_b": errs[b], "same_bits": bool(same_bits), "max_diff_ab": float(diff_ab), "n": reps}
     if log:
         env = environment(device)
         rows = []
@@ -402,6 +407,7 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
                                    source_hash=source_hash(n) if n not in BASELINES else "",
                                    defines=defines_str(defs) if defs else "", rel_err=errs[s],
                                    l2_flushed=device == "cuda",
-                                   note=f"ab {a} vs {b}: ratio {result['ratio']:.4f} [{lo:.4f}, {hi:.4f}] {verdict}"))
+                                   note=f"ab {a} vs {b}: ratio {result['ratio']:.4f} [{lo:.4f}, {hi:.4f}] {verdict}"
+                                        + ("; same bits" if same_bits else f"; max |A - B| {diff_ab:.3g}" if both else "")))
         append_results(rows)
     return result

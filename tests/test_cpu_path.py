@@ -63,6 +63,10 @@ def test_modelnew_cpu_matches_model_and_routes():
 def test_ab_cpu():
     r = fj.ab("cpu", "eager", SMALL, reps=8)
     assert r["verdict"] in ("faster", "slower", "within noise") and r["ci_low"] <= r["ratio"] <= r["ci_high"]
+    assert not r["same_bits"] or r["max_diff_ab"] == 0
+    # eager with and without TF32 are the same computation on the CPU: ab says the outputs are bit for bit equal
+    same = fj.ab("eager", "eager_fp32", SMALL, reps=4, log=False)
+    assert same["same_bits"] and same["max_diff_ab"] == 0
 
 
 def test_interleaved_timing_primes_each_call_only_when_asked():
