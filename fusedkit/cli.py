@@ -34,7 +34,8 @@ def _shape_from(a) -> dict:
     return dict(B=a.B, C_in=a.C_in, C_out=a.C_out, T=a.T, K=a.K, dilation=a.dilation, bias=not a.no_bias)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line's parser (main's; scripts that build command lines check theirs against it)."""
     p = argparse.ArgumentParser(prog="fused_jit.py", description="Write, check and time a fused CUDA kernel for "
                                 "y = pw(silu(dw(x))); ModelNew, the shape sweep, the KernelBench export.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -77,7 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     pt.add_argument("variant")
     pt.add_argument("--reps", type=int, default=200, help="timed calls (bench) and A/B pairs")
     pt.add_argument("--dtype", default=None, choices=list(DTYPES), help="I/O dtype (default: the variant's first)")
-    a = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if a.cmd == "list":
         for n in variants():

@@ -2,7 +2,7 @@
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
-#                   [backward_ab] [train] [shapes] [notebooks]
+#                   [backward_ab] [train] [shapes] [knobs] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
@@ -107,6 +107,27 @@ for stage in $stages; do
     log "shape sweep"
     timeout ${SHAPES_TIMEOUT:-300} python3 fused_jit.py shape-sweep ${SHAPES_ARGS:-} 2>&1 | grep -v -i "warn\|it/s\]\|return fn"
     cp results/shape_sweep.png "$OUT/" 2>/dev/null ;;
+  knobs)
+    # timing experiments against their variant's tree: one line of KNOB_PLAN (env; ';' between lines) a knob build
+    # and the shape arguments of its A/B, "SPEC [ab args]" (default: issue 17's prepared knobs, docs/ladder.md). The
+    # builds run in parallel first; each A/B (`ab`: y against float64, then bit for bit against the tree, then 200
+    # interleaved pairs) runs under a 120 s timeout, which also catches a setmaxnreg that waits for ever (85fa4b3)
+    plan=${KNOB_PLAN:-"wgmma_tf32:FUSED_SILU_ANY=1; wgmma_tf32:WG_DW_LEAN=1; wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1;
+      wgmma_tf32:WG_DW_LEAN=2,FUSED_SILU_ANY=1; wgmma_tf32:WG_WS=1,WG_WS_EXTRA=2,WG_WS_SHARE=0;
+      wgmma_tf32:WG_WS=1,WG_WS_EXTRA=2,WG_WS_SHARE=10; wgmma_tf32:WG_WS=1,WG_WS_EXTRA=2,WG_WS_SHARE=0,TILE_T=32,WG_X_SLOTS=4;
+      wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1 --K 3; wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1 --B 64 --T 4096;
+      wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1 --K 9 --dilation 1; wgmma_tf32:WG_WS_EXTRA=2 --C-in 64 --C-out 64 --T 4096 --K 3 --dilation 1;
+      wgmma_bf16:WG_WS=1,WG_WS_EXTRA=2 --dtype bfloat16"}
+    log "knob builds"
+    specs=$(echo "$plan" | tr ';' '\n' | awk 'NF {print $1; split($1, a, ":"); print a[1]}' | sort -u)
+    for sp in $specs; do python3 -c "import fused_jit as fj; v, d = fj.variant_spec('$sp'); fj.load(v, d); print('built $sp')" & done
+    wait
+    echo "$plan" | tr ';' '\n' | while read -r sp args; do
+      [ -z "$sp" ] && continue
+      log "ab ${sp%%:*} $sp $args"
+      timeout 120 python3 fused_jit.py ab "${sp%%:*}" "$sp" --reps ${KNOB_REPS:-200} $args < /dev/null 2>&1 | grep -v -i warn
+      rc=${PIPESTATUS[0]}; [ "$rc" = 124 ] && echo "KNOB HUNG OR SLOW: $sp $args (120 s)"; [ "$rc" != 0 ] && echo "ab exit $rc"
+    done ;;
   ablate)
     for v in ${ABLATE_VARIANTS:-warp_specialized}; do
       log "ablate $v"; timeout 300 python3 scripts/ablate.py $v 2>&1 | grep -v -i warn

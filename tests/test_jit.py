@@ -297,3 +297,25 @@ def test_fast_div_equals_integer_division(tmp_path):
     assert build.returncode == 0, build.stderr[-2000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and "wrong 0" in run.stdout, run.stdout[-2000:]
+
+
+def test_h200_knob_plan_names_knobs_the_kernels_define():
+    """scripts/h200.sh's `knobs` stage: its default plan parses (each line a variant spec and `ab`'s shape arguments),
+    and every knob it sets is one its variant's sources read, so a renamed knob fails here, not on the GPU."""
+    import re
+    text = (fj.ROOT / "scripts" / "h200.sh").read_text()
+    assert subprocess.run(["bash", "-n", str(fj.ROOT / "scripts" / "h200.sh")]).returncode == 0
+    plan = re.search(r'plan=\$\{KNOB_PLAN:-"([^"]*)"\}', text)
+    assert plan, "the knobs stage's default plan"
+    lines = [ln.split() for ln in plan.group(1).split(";") if ln.strip()]
+    assert len(lines) >= 5
+    from fusedkit.cli import parser
+    for spec, *args in lines:
+        variant, defines = fj.variant_spec(spec)
+        knobs = spec.partition(":")[2].split(",")
+        assert knobs != [""], f"{spec}: a knob build"
+        sources = "".join(p.read_text() for p in fj.KERNELS_DIR.iterdir() if p.suffix in (".cu", ".cuh"))
+        for name in (k.partition("=")[0] for k in knobs):
+            assert re.search(rf"#if(?:ndef)? {name}\b|defined\({name}\)", sources), f"{spec}: no kernel source reads {name}"
+        a = parser().parse_args(["ab", variant, spec, *args])
+        assert (a.a, a.b) == (variant, spec) and defines is not None
