@@ -137,12 +137,14 @@
                          // K 3 d 1 (C 64, T 4096) 1.057 (logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log). 0: none
 #endif
 #ifndef WG_WS_EXTRA
-#define WG_WS_EXTRA 0  // (a timing experiment, not yet timed: docs/ladder.md) wg_ws_kernel (not the split):
-                       // this many more producer warpgroups (2 + WG_WS_EXTRA producers, 2 consumers), registers moved by
-                       // setmaxnreg as in WG_DW_EXTRA's block (producers WG_DW_REGS, consumers what they release): the
-                       // warp-specialized kernel's producers were too few warps for the depthwise (8 warps: 2.9-3.1 us a
-                       // tile at the headline), which six warpgroups' 16 depthwise-only warps address without the block
-                       // barrier that couples them to the GEMM warpgroups' stores and MMA issue
+#define WG_WS_EXTRA 0  // (a timing experiment, not yet timed: docs/ladder.md) wg_ws_kernel: this many more producer
+                       // warpgroups (2 + WG_WS_EXTRA producers, 2 consumers), registers moved by setmaxnreg as in
+                       // WG_DW_EXTRA's block (producers WG_DW_REGS, consumers what they release): the warp-specialized
+                       // kernel's producers were too few warps for the depthwise (8 warps: 2.9-3.1 us a tile at the
+                       // headline), which six warpgroups' 16 depthwise-only warps address without the block barrier that
+                       // couples them to the GEMM warpgroups' stores and MMA issue. The split (rung 10, whose producers
+                       // run eager's SiLU and store two parts an output) too: with 1, 144 registers a consumer thread
+                       // (the tree's 128 spill 8 bytes), with 2, 112; neither build spills (ptxas)
 #endif
 #ifndef WG_DW_LEAN
 #define WG_DW_LEAN 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): the depthwise group loop with fewer instructions
@@ -700,11 +702,10 @@ template <typename T, bool kGemmHalf, int D, int KC>
 __host__ __device__ constexpr int wg_block_threads() {
   return kThreads + 128 * wg_dw_extra<T, kGemmHalf, D, KC>();
 }
-// wg_ws_kernel's producer warpgroups beyond 2 (WG_WS_EXTRA; not the split, whose consumers hold three accumulators),
-// and its block
+// wg_ws_kernel's producer warpgroups beyond 2 (WG_WS_EXTRA), and its block
 template <typename T, bool kSplit>
 __host__ __device__ constexpr int wg_ws_extra() {
-  return !kSplit ? WG_WS_EXTRA : 0;
+  return WG_WS_EXTRA;
 }
 template <typename T, bool kSplit>
 __host__ __device__ constexpr int wg_ws_threads() {
