@@ -39,6 +39,11 @@
 //   What would close it: the producers' depthwise (8 warps, the accurate SiLU, two rounded stores per
 //   output) bounds the loop as in rung 09's warp-specialized build; W_pw's small parts out of smem (a 2-CTA
 //   cluster splitting C_out, or A from registers) for two x slots; fewer instructions per depthwise output.
+//   Prepared, not yet timed (docs/ladder.md, "Prepared 2026-12-04, near midnight"): WG_WS_EXTRA=1 or 2, three or four
+//   producer warpgroups at 64 registers and the consumers at 144 or 112 (setmaxnreg), no spill where the tree's 128
+//   spill 8 bytes (logs/2026-12-04_e9fc64f_ws_extra_split_ptxas.txt); with TILE_T=16 two x slots fit. Predicted: the
+//   producers' share of a tile's chain shorter by a third to a half, 10-25% at the headline; `scripts/h200.sh knobs`
+//   times them.
 // Shape limits: as rung 09 (fused_unsupported): an sm_90 GPU, fp32 x with T % 4 == 0 and 16-byte alignment,
 //   dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other shape to
 //   the next strict rung (06, then 04).
