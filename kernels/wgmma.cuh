@@ -106,6 +106,11 @@
                              // in the run-time-K kernels and at K 7 d 2 with WG_DW_REGS = 64:
                              // logs/2026-12-04_77a9bc5_dw_extra_ptxas.txt)
 #endif
+#ifndef WG_DW_EXTRA_16
+#define WG_DW_EXTRA_16 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): the six-warpgroup block for 16-bit I/O
+                          // too (rung 11, whose two-warpgroup form exists at TILE_T = 64, where y leaves from registers,
+                          // not at its tuned 128, where y leaves by TMA; ptxas: no spill)
+#endif
 #ifndef WG_DW_EXTRA_SHARE
 #define WG_DW_EXTRA_SHARE 15  // WG_DW_SHARE of the WG_DW_EXTRA block
 #endif
@@ -696,7 +701,7 @@ __device__ __forceinline__ void wg_setmaxnreg_dec() { asm volatile("setmaxnreg.d
 template <typename T, bool kGemmHalf, int D, int KC>
 __host__ __device__ constexpr int wg_dw_extra() {
   const bool where = WG_DW_EXTRA_WHERE == 1 ? D > 1 : D == 2 && (KC == 3 || KC == 5);
-  return kGemmHalf && where && std::is_same_v<T, float> ? WG_DW_EXTRA : 0;
+  return kGemmHalf && where && (std::is_same_v<T, float> || WG_DW_EXTRA_16) ? WG_DW_EXTRA : 0;
 }
 template <typename T, bool kGemmHalf, int D, int KC>
 __host__ __device__ constexpr int wg_block_threads() {

@@ -119,7 +119,8 @@ for stage in $stages; do
       wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1 --K 9 --dilation 1; wgmma_tf32:WG_WS_EXTRA=2 --C-in 64 --C-out 64 --T 4096 --K 3 --dilation 1;
       wgmma_bf16:WG_WS=1,WG_WS_EXTRA=2 --dtype bfloat16; wgmma_3xtf32:WG_WS_EXTRA=1; wgmma_3xtf32:WG_WS_EXTRA=2;
       wgmma_3xtf32:WG_WS_EXTRA=2,TILE_T=16; wgmma_3xtf32:TILE_T=16;
-      wgmma_3xtf32:WG_WS_EXTRA=1 --C-in 64 --C-out 64 --T 4096 --K 3 --dilation 1"}
+      wgmma_3xtf32:WG_WS_EXTRA=1 --C-in 64 --C-out 64 --T 4096 --K 3 --dilation 1;
+      wgmma_bf16:TILE_T=64 --dtype bfloat16; wgmma_bf16:TILE_T=64,WG_DW_EXTRA_16=1 --dtype bfloat16"}
     log "knob builds"
     specs=$(echo "$plan" | tr ';' '\n' | awk 'NF {print $1; split($1, a, ":"); print a[1]}' | sort -u)
     for sp in $specs; do python3 -c "import fused_jit as fj; v, d = fj.variant_spec('$sp'); fj.load(v, d); print('built $sp')" & done

@@ -79,6 +79,20 @@ def test_six_warpgroup_block_equals_the_four_warpgroup_block(variant):
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rung 11 is sm_90a code")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_six_warpgroup_block_for_16_bit_io_equals_the_tree(dtype):
+    """wgmma.cuh's WG_DW_EXTRA_16 (a timing experiment, off by default) at TILE_T 64, where rung 11 has the
+    two-warpgroup GEMM form (y from registers, not by TMA as at its tuned 128): y bit for bit the tree's (the same
+    activations, the same products in the same order, y rounded once) where the six-warpgroup block runs (dilation 2,
+    K 3 and 5, several tiles a block, C_in != C_out, bias off) and where it does not (dilation 1, C_out 64)."""
+    assert_tree_equals_build("wgmma_bf16", {"TILE_T": "64", "WG_DW_EXTRA_16": "1"}, [
+        dict(K=5, dilation=2), dict(K=3, dilation=2), dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2),
+        dict(B=2, C_in=128, C_out=96, T=4504, K=3, dilation=2, bias=False), dict(K=5, dilation=1),
+        dict(B=2, C_in=64, C_out=64, T=704, K=5, dilation=2)], seed=120, dtype=dtype)
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rungs 09-13 are sm_90a code")
 @pytest.mark.parametrize("variant,dtype", [("wgmma_tf32", torch.float32), ("wgmma_wide", torch.float32),
                                            ("wgmma_3xtf32", torch.float32), ("wgmma_bf16", torch.bfloat16)])
