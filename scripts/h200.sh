@@ -121,6 +121,10 @@ for stage in $stages; do
       wgmma_3xtf32:WG_WS_EXTRA=2,TILE_T=16; wgmma_3xtf32:TILE_T=16;
       wgmma_3xtf32:WG_WS_EXTRA=1 --C-in 64 --C-out 64 --T 4096 --K 3 --dilation 1;
       wgmma_bf16:TILE_T=64 --dtype bfloat16; wgmma_bf16:TILE_T=64,WG_DW_EXTRA_16=1 --dtype bfloat16"}
+    # KNOB_VARIANTS (env): only the lines of these variants (the whole default plan, ~20 builds and ~16 A/Bs, takes
+    # more than one device call: e.g. KNOB_VARIANTS=wgmma_tf32, then KNOB_VARIANTS="wgmma_3xtf32 wgmma_bf16")
+    [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
+      'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')
     log "knob builds"
     specs=$(echo "$plan" | tr ';' '\n' | awk 'NF {print $1; split($1, a, ":"); print a[1]}' | sort -u)
     for sp in $specs; do python3 -c "import fused_jit as fj; v, d = fj.variant_spec('$sp'); fj.load(v, d); print('built $sp')" & done
