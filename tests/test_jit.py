@@ -319,3 +319,18 @@ def test_h200_knob_plan_names_knobs_the_kernels_define():
             assert re.search(rf"#if(?:ndef)? {name}\b|defined\({name}\)", sources), f"{spec}: no kernel source reads {name}"
         a = parser().parse_args(["ab", variant, spec, *args])
         assert (a.a, a.b) == (variant, spec) and defines is not None
+
+
+def test_sass_diff_sees_a_knob_and_nothing_else():
+    """scripts/sass_diff.py (the check that a change leaves the timed kernels' machine code alone): the working tree
+    against HEAD's kernels with a knob at its default is identical (exit 0); with the knob changed, the kernel differs
+    (exit 1). Both builds of rung 02 go through nvcc and cuobjdump (no GPU)."""
+    script = fj.ROOT / "scripts" / "sass_diff.py"
+    if subprocess.run(["git", "-C", str(fj.ROOT), "rev-parse", "HEAD"], capture_output=True).returncode != 0:
+        pytest.skip("not a git checkout")
+    same = subprocess.run([sys.executable, str(script), "HEAD", "--files", "02_smem_tiled", "--define", "THREADS=256"],
+                          capture_output=True, text=True)
+    changed = subprocess.run([sys.executable, str(script), "HEAD", "--files", "02_smem_tiled", "--define", "THREADS=128"],
+                             capture_output=True, text=True)
+    assert same.returncode == 0 and "identical" in same.stdout, same.stdout + same.stderr
+    assert changed.returncode == 1 and " differ" in changed.stdout, changed.stdout + changed.stderr

@@ -1,0 +1,108 @@
+"""Does a change leave the timed kernels' machine code alone? Builds every kernels/*.cu of the working tree and of a git
+revision with nvcc (no GPU needed), each rung with the tuned parameters results/tuned.json holds for one GPU (and knobs
+given), disassembles both with cuobjdump and compares them function by function: instructions and their control bits,
+addresses and the anonymous namespace's per-file hash left out. Prints one line a file, and the functions that differ.
+
+Usage: python scripts/sass_diff.py REV [--files 09_wgmma_tf32,13_wgmma_wide] [--define NAME=VALUE ...] [--gpu NAME]
+  e.g. python scripts/sass_diff.py HEAD            (the uncommitted change)
+       python scripts/sass_diff.py ac14c1e --files 09_wgmma_tf32,10_wgmma_3xtf32,11_wgmma_bf16,13_wgmma_wide
+  --define applies to the working tree's build only (a knob that should change nothing by default: set it to its
+  default; one that should change a kernel: see which). Exit status 1 where any function differs or a build fails."""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import fusedkit.jit as J  # noqa: E402
+from fusedkit.config import ROOT  # noqa: E402
+from sass_loops import tool  # noqa: E402
+
+ANON = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+")  # differs with the source file's path
+ADDR = re.compile(r"/\*[0-9a-f]{4,8}\*/")  # an instruction's address (its encoding's comment holds 0x)
+
+
+def rung_variants(kdir: Path) -> dict:
+    """kernels/NN_name.cu -> variant name, from the file names (the registry's own rule)."""
+    return {p.stem: p.stem.split("_", 1)[1] for p in kdir.glob("[0-9][0-9]_*.cu")}
+
+
+def functions(sass: str) -> dict[str, list[str]]:
+    out, cur = {}, None
+    for line in sass.splitlines():
+        line = ANON.sub("ANON", line)
+        m = re.match(r"\s*Function : (\S+)", line)
+        if m:
+            cur = out.setdefault(m.group(1), [])
+        elif cur is not None and "/*" in line:
+            cur.append(ADDR.sub("", line).strip())  # an instruction and its encoding, or its control bits
+    return out
+
+
+def build(kdir: Path, stem: str, defines: dict, work: Path) -> tuple[dict | None, str]:
+    """One kernel file's functions (None and nvcc's message where it fails)."""
+    work.mkdir(parents=True, exist_ok=True)
+    src = work / f"{stem}.cu"
+    src.write_text("#define FUSED_CUDA 1\n#define FUSED_SM90A 1\n" + "".join(f"#define {k} {v}\n" for k, v in defines.items())
+                   + f'#include "{kdir / (stem + ".cu")}"\n')
+    obj = work / f"{stem}.o"
+    r = subprocess.run([str(Path(J.cuda_home() or "/usr/local/cuda") / "bin" / "nvcc"), "-std=c++17", "-O3",
+                        "-gencode=arch=compute_90a,code=sm_90a", f"-I{kdir}", "-c", str(src), "-o", str(obj)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr[-1500:]
+    s = subprocess.run([tool("cuobjdump"), "-sass", str(obj)], capture_output=True, text=True, check=True).stdout
+    return functions(s), ""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("rev", help="the git revision to compare the working tree's kernels against")
+    ap.add_argument("--files", default="", help="kernel files by stem, comma-separated (default: every kernels/*.cu)")
+    ap.add_argument("--define", action="append", default=[], metavar="NAME=VALUE", help="a knob of the tree's build")
+    ap.add_argument("--gpu", default="NVIDIA H200", help="whose tuned parameters (results/tuned.json)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    a = ap.parse_args()
+    extra = dict(d.split("=", 1) for d in a.define)
+    tuned = json.loads((ROOT / "results" / "tuned.json").read_text()).get(a.gpu, {})
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "old"
+        old.mkdir()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.rev, "kernels"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive.stdout, check=True)
+        new_k, old_k = ROOT / "kernels", old / "kernels"
+        stems = [s for s in (a.files.split(",") if a.files else sorted(p.stem for p in new_k.glob("*.cu")))]
+        rungs = rung_variants(new_k)
+        jobs = []
+        with cf.ThreadPoolExecutor(a.jobs) as ex:
+            for stem in stems:
+                d = dict(tuned.get(rungs.get(stem, ""), {}))
+                jobs.append((stem, ex.submit(build, old_k, stem, d, Path(tmp) / "o_old"),
+                             ex.submit(build, new_k, stem, {**d, **extra}, Path(tmp) / "o_new")))
+            status = 0
+            for stem, fo, fn in jobs:
+                (fa, ea), (fb, eb) = fo.result(), fn.result()
+                if fa is None or fb is None:
+                    print(f"{stem}: BUILD FAILED ({'revision' if fa is None else 'tree'})\n{ea or eb}")
+                    status = 1
+                    continue
+                diff = sorted(n for n in set(fa) | set(fb) if fa.get(n) != fb.get(n))
+                print(f"{stem}: {len(fb)} functions, " + ("identical" if not diff else f"{len(diff)} differ"))
+                for n in diff:
+                    la, lb = fa.get(n, []), fb.get(n, [])
+                    count = lambda f: sum(not t.startswith("/*") for t in f) or "-"  # noqa: E731
+                    print(f"    {n[:110]}: {count(la)} -> {count(lb)} instructions")
+                status |= bool(diff)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
