@@ -75,7 +75,7 @@
 //   a trace of the six-warpgroup block (how its tile splits now), six warpgroups timed at dilations 3 and 4 and in
 //   the run-time-K kernels (WG_DW_EXTRA_WHERE=1: ptxas spills 8-28 bytes there), and the GEMM warpgroups' chain
 //   (MMA issue, y stores, barrier), which the 25% share showed the tile then waits for. Prepared, not yet timed (no GPU
-//   that session): FUSED_SILU_ANY and WG_DW_LEAN, a group of K 5 d 2 in 82-91 instructions instead of 100-108
+//   lent on 2026-12-04): FUSED_SILU_ANY and WG_DW_LEAN, a group of K 5 d 2 in 82-91 instructions instead of 100-108
 //   (logs/2026-12-04_0dc7b01_lean_dw_sass.txt), and WG_WS_EXTRA, the warp-specialized kernel with four producer
 //   warpgroups (docs/ladder.md, "Prepared 2026-12-04, late night").
 // Shape limits (fused_unsupported): an sm_90 GPU (wgmma is sm_90a-only); fp32 x with T % 4 == 0 and

@@ -707,15 +707,8 @@ template <typename T, bool kGemmHalf, int D, int KC>
 __host__ __device__ constexpr int wg_block_threads() {
   return kThreads + 128 * wg_dw_extra<T, kGemmHalf, D, KC>();
 }
-// wg_ws_kernel's producer warpgroups beyond 2 (WG_WS_EXTRA), and its block
-template <typename T, bool kSplit>
-__host__ __device__ constexpr int wg_ws_extra() {
-  return WG_WS_EXTRA;
-}
-template <typename T, bool kSplit>
-__host__ __device__ constexpr int wg_ws_threads() {
-  return kThreads + 128 * wg_ws_extra<T, kSplit>();
-}
+// wg_ws_kernel's block: 2 consumer and 2 + WG_WS_EXTRA producer warpgroups
+constexpr int kWsThreads = kThreads + 128 * WG_WS_EXTRA;
 // Where a block's depthwise-only warpgroups drop to WG_DW_REGS registers (setmaxnreg.dec), what its other two warpgroups
 // may take (setmaxnreg.inc): the launch's registers (65536 / threads, rounded down to 8) plus what the others release.
 // setmaxnreg.inc takes only what the block's own setmaxnreg.dec released (asking for more waits for ever).
@@ -907,7 +900,7 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
 // (every read of that slot is done), instead of the producers after a barrier of their own.
 static_assert(WG_WS == 0 || (WG_WS == 1 && WARPGROUPS == 4), "WG_WS: 0 (off) or 1 (needs WARPGROUPS=4)");
 template <typename T, bool kSplit, int TT, int D, int KC, int kSharePct>
-__global__ void __launch_bounds__(wg_ws_threads<T, kSplit>(), 1) wg_ws_kernel(const TcParams p,
+__global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
                                                                               const __grid_constant__ CUtensorMap xmap,
                                                                               const __grid_constant__ CUtensorMap ymap) {
   using E = WgElem<T>;
@@ -915,10 +908,10 @@ __global__ void __launch_bounds__(wg_ws_threads<T, kSplit>(), 1) wg_ws_kernel(co
   using Tiles = WgTiles<T, kSplit, TT, D, KC>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
-  constexpr int kWsExtra = wg_ws_extra<T, kSplit>(), NPW = 2 + kWsExtra;  // producer warpgroups
-  constexpr int NC = 256, NP = wg_ws_threads<T, kSplit>() - NC;  // consumer and producer threads
-  constexpr int kConsRegs = wg_raised_regs(wg_ws_threads<T, kSplit>(), NPW);
-  static_assert(kWsExtra == 0 || (WG_DW_REGS <= wg_launch_regs(wg_ws_threads<T, kSplit>()) && kConsRegs <= 256),
+  constexpr int kWsExtra = WG_WS_EXTRA, NPW = 2 + kWsExtra;  // producer warpgroups
+  constexpr int NC = 256, NP = kWsThreads - NC;  // consumer and producer threads
+  constexpr int kConsRegs = wg_raised_regs(kWsThreads, NPW);
+  static_assert(kWsExtra == 0 || (WG_DW_REGS <= wg_launch_regs(kWsThreads) && kConsRegs <= 256),
                 "WG_DW_REGS: at most the launch's registers per thread");
   constexpr int kN = TT < 64 ? TT : 64, kCH = TT / kN;  // wgmma N per column chunk, column chunks
   constexpr bool kYTma = wg_y_box<T, kSplit>() != 0;  // (then kN = TT: one chunk; WG_WS = 1: two consumers)
@@ -1178,10 +1171,10 @@ void wg_launch(const FusedArgs& a, void* stream) {
     auto go = [&](auto kc) {
       constexpr int KC = decltype(kc)::value;
       if constexpr (WG_WS)
-        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_SHARE>, wg_ws_threads<T, kSplit>(), smem, a, p,
+        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_SHARE>, kWsThreads, smem, a, p,
                              stream, xmap, ymap);
       else if constexpr (std::is_same_v<decltype(half), WgWsD1> && KC > 0)
-        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_D1_SHARE>, wg_ws_threads<T, kSplit>(), smem, a,
+        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_D1_SHARE>, kWsThreads, smem, a,
                              p, stream, xmap, ymap);
       else  // (WgWsD1 at a K without a kernel of its own: the four-warpgroup form; wg_ws_kernel's run-time-K build spills)
         tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, D, std::is_same_v<decltype(half), std::true_type>, KC>,

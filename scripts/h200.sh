@@ -25,6 +25,10 @@ log() { echo "=== $(date -u +%H:%M:%S) $*"; }
 # SANITIZE_VARIANTS (env) overrides the sanitized list; an entry may name a knob build, VARIANT:NAME=VALUE[,...].
 VARIANTS=$(echo ${VARIANTS:-$(python3 fused_jit.py list | awk '$3 == "cuda" {print $2}')})  # one line: spliced into Python below
 VARIANT_ARGS=$(for v in $VARIANTS; do printf -- '--variant %s ' "$v"; done)
+# build_specs SPEC...: each variant or knob build (VARIANT[:NAME=VALUE,...]) in a process of its own, in parallel
+build_specs() {
+  for sp in "$@"; do python3 -c "import fused_jit as fj, time; t = time.time(); fj.load(*fj.variant_spec('$sp')); print('built $sp', round(time.time() - t, 1), 's')" & done
+}
 run_sanitize() {
   log "compute-sanitizer"
   for v in ${SANITIZE_VARIANTS:-$VARIANTS}; do for tool in memcheck racecheck; do echo "$tool $v"; done; done |
@@ -53,7 +57,7 @@ for stage in $stages; do
     python3 -c "import jupytext, nbclient, ipykernel; print('requirements importable')" ;;
   build)
     log "build (parallel)"
-    for v in $VARIANTS; do python3 -c "import fused_jit, time; t = time.time(); fused_jit.load('$v'); print('built $v', round(time.time() - t, 1), 's')" & done
+    build_specs $VARIANTS
     python3 -c "import fused_jit; fused_jit.general_kernel(); fused_jit.smem_poisoner(); print('built general + poisoner')" &
     wait
     # a failed build stops the run here: every later stage would retry it and measure nothing (the 96fdd8d run)
@@ -128,7 +132,7 @@ for stage in $stages; do
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')
     log "knob builds"
     specs=$(echo "$plan" | tr ';' '\n' | awk 'NF {print $1; split($1, a, ":"); print a[1]}' | sort -u)
-    for sp in $specs; do python3 -c "import fused_jit as fj; v, d = fj.variant_spec('$sp'); fj.load(v, d); print('built $sp')" & done
+    build_specs $specs
     wait
     echo "$plan" | tr ';' '\n' | while read -r sp args; do
       [ -z "$sp" ] && continue

@@ -22,17 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import fusedkit.jit as J  # noqa: E402
 from fusedkit.config import ROOT  # noqa: E402
-from sass_loops import tool  # noqa: E402
+from fusedkit.registry import variant_info, variants  # noqa: E402
+from sass_loops import compile_object, tool  # noqa: E402
 
 ANON = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+")  # differs with the source file's path
 ADDR = re.compile(r"/\*[0-9a-f]{4,8}\*/")  # an instruction's address (its encoding's comment holds 0x)
-
-
-def rung_variants(kdir: Path) -> dict:
-    """kernels/NN_name.cu -> variant name, from the file names (the registry's own rule)."""
-    return {p.stem: p.stem.split("_", 1)[1] for p in kdir.glob("[0-9][0-9]_*.cu")}
 
 
 def functions(sass: str) -> dict[str, list[str]]:
@@ -47,18 +42,16 @@ def functions(sass: str) -> dict[str, list[str]]:
     return out
 
 
+def instructions(lines: list[str]) -> int | str:
+    """How many instructions a function's lines hold (the others are control bits), '-' where it is absent."""
+    return sum(not t.startswith("/*") for t in lines) or "-"
+
+
 def build(kdir: Path, stem: str, defines: dict, work: Path) -> tuple[dict | None, str]:
     """One kernel file's functions (None and nvcc's message where it fails)."""
-    work.mkdir(parents=True, exist_ok=True)
-    src = work / f"{stem}.cu"
-    src.write_text("#define FUSED_CUDA 1\n#define FUSED_SM90A 1\n" + "".join(f"#define {k} {v}\n" for k, v in defines.items())
-                   + f'#include "{kdir / (stem + ".cu")}"\n')
-    obj = work / f"{stem}.o"
-    r = subprocess.run([str(Path(J.cuda_home() or "/usr/local/cuda") / "bin" / "nvcc"), "-std=c++17", "-O3",
-                        "-gencode=arch=compute_90a,code=sm_90a", f"-I{kdir}", "-c", str(src), "-o", str(obj)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        return None, r.stderr[-1500:]
+    obj, err = compile_object(kdir / f"{stem}.cu", defines, work)
+    if obj is None:
+        return None, err[-1500:]
     s = subprocess.run([tool("cuobjdump"), "-sass", str(obj)], capture_output=True, text=True, check=True).stdout
     return functions(s), ""
 
@@ -79,8 +72,8 @@ def main() -> int:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.rev, "kernels"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive.stdout, check=True)
         new_k, old_k = ROOT / "kernels", old / "kernels"
-        stems = [s for s in (a.files.split(",") if a.files else sorted(p.stem for p in new_k.glob("*.cu")))]
-        rungs = rung_variants(new_k)
+        stems = a.files.split(",") if a.files else sorted(p.stem for p in new_k.glob("*.cu"))
+        rungs = {variant_info(v).path.stem: v for v in variants()}  # kernels/NN_name.cu -> its variant
         jobs = []
         with cf.ThreadPoolExecutor(a.jobs) as ex:
             for stem in stems:
@@ -97,9 +90,7 @@ def main() -> int:
                 diff = sorted(n for n in set(fa) | set(fb) if fa.get(n) != fb.get(n))
                 print(f"{stem}: {len(fb)} functions, " + ("identical" if not diff else f"{len(diff)} differ"))
                 for n in diff:
-                    la, lb = fa.get(n, []), fb.get(n, [])
-                    count = lambda f: sum(not t.startswith("/*") for t in f) or "-"  # noqa: E731
-                    print(f"    {n[:110]}: {count(la)} -> {count(lb)} instructions")
+                    print(f"    {n[:110]}: {instructions(fa.get(n, []))} -> {instructions(fb.get(n, []))} instructions")
                 status |= bool(diff)
     return status
 

@@ -53,20 +53,27 @@ def tool(name: str) -> str:
     return found
 
 
+def compile_object(kernel: Path, defines: dict, work: Path, arch: str = "9.0a", lineinfo: bool = False):
+    """One kernel file alone, as a build's CUDA source sees it (FUSED_CUDA, the arch's preamble, the defines), into
+    work/<stem>.o with nvcc: (the object, "") or (None, nvcc's message)."""
+    work.mkdir(parents=True, exist_ok=True)
+    src = work / f"{kernel.stem}.cu"
+    src.write_text("#define FUSED_CUDA 1\n" + J.sm90a_define(arch) + "".join(f"#define {k} {v}\n" for k, v in defines.items())
+                   + f'#include "{kernel}"\n')
+    obj, sm = work / f"{kernel.stem}.o", arch.replace(".", "")
+    r = subprocess.run([str(Path(J.cuda_home() or "/usr/local/cuda") / "bin" / "nvcc"), "-std=c++17", "-O3",
+                        *(["-lineinfo"] if lineinfo else []), f"-gencode=arch=compute_{sm},code=sm_{sm}",
+                        f"-I{kernel.parent}", "-c", str(src), "-o", str(obj)], cwd=work, capture_output=True, text=True)
+    return (obj, "") if r.returncode == 0 else (None, r.stderr)
+
+
 def disassemble(spec: str, work: Path) -> Path:
     variant, defines = variant_spec(spec)  # its tuned parameters, with the knobs given
     v = variant_info(variant)
     defines = defines if defines is not None else J.defines_over_tuned(variant, {})
-    src = work / "k.cu"
-    src.write_text("#define FUSED_CUDA 1\n" + "".join(f"#define {k} {val}\n" for k, val in defines.items())
-                   + f'#include "{v.path}"\n')
-    arch = (v.arch or "9.0a").replace(".", "")
-    obj = work / "k.o"
-    r = subprocess.run([str(Path(J.cuda_home()) / "bin" / "nvcc"), "-std=c++17", "-O3", "-lineinfo",
-                        f"-gencode=arch=compute_{arch},code=sm_{arch}", f"-I{v.path.parent}", "-c", str(src), "-o",
-                        str(obj)], cwd=work, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"nvcc failed on {v.path.name} with {defines}:\n{r.stderr}")
+    obj, err = compile_object(v.path, defines, work, v.arch or "9.0a", lineinfo=True)
+    if obj is None:
+        raise SystemExit(f"nvcc failed on {v.path.name} with {defines}:\n{err}")
     subprocess.run([tool("cuobjdump"), "-xelf", "all", str(obj)], check=True, cwd=work, capture_output=True)
     cubin = next(work.glob("*.cubin"))
     out = work / "k.dis"
