@@ -151,6 +151,13 @@
                        // run eager's SiLU and store two parts an output) too: with 1, 144 registers a consumer thread
                        // (the tree's 128 spill 8 bytes), with 2, 112; neither build spills (ptxas)
 #endif
+#ifndef WG_W_SMALL_REGS
+#define WG_W_SMALL_REGS 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): the split in wg_ws_kernel (rung 10) holds
+                           // W_pw's small parts in the consumers' registers, wgmma's A operand for the small*big products
+                           // (64 registers a thread), instead of 64 KiB of smem: at TILE_T 32 a second x slot then fits, so
+                           // x(n + 2) loads under depthwise(n + 1) instead of one slot's load, then wait. The producers drop
+                           // to WG_DW_REGS (setmaxnreg) so that the consumers' accumulators and fragments fit
+#endif
 #ifndef WG_DW_LEAN
 #define WG_DW_LEAN 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): the depthwise group loop with fewer instructions
                       // a group: `live` tested once, outside the loop (a thread whose channel is padding runs a loop of
@@ -226,10 +233,12 @@ using WgElem = std::conditional_t<std::is_same_v<T, float>, float, __nv_bfloat16
 // (A = WG_CHAINS + 1): d[c] = the big*big products of K slice c, d[A-1] = big*small + small*big, where
 // the small operands sit w_small / act_small bytes after the big ones. Chains, because the tensor cores'
 // accumulation truncates, so a long chain of big*big products drifts (the errors per chain count:
-// docs/ladder.md).
-template <typename E, bool kSplit, int N, int TT, int A>
+// docs/ladder.md). kSmallRegs (WG_W_SMALL_REGS): the small W_pw parts are A fragments in registers, w_small_regs[ks]
+// the k-step ks's (wg_small_frags), and w_small is unused.
+template <typename E, bool kSplit, int N, int TT, int A, bool kSmallRegs = false>
 __device__ __forceinline__ void wg_gemm_issue(float (&d)[A][N / 2], uint32_t w_addr, uint32_t act_addr,
-                                              uint32_t w_small, uint32_t act_small) {
+                                              uint32_t w_small, uint32_t act_small,
+                                              const uint32_t (*w_small_regs)[4] = nullptr) {
   constexpr int kSteps = kMaxCin * static_cast<int>(sizeof(E)) / 32;  // 32 bytes of K per wgmma
   constexpr int kPerAtom = 4;                                         // k-steps per 128-byte atom row
   wg_fence_regs(d);
@@ -249,7 +258,10 @@ __device__ __forceinline__ void wg_gemm_issue(float (&d)[A][N / 2], uint32_t w_a
     } else {
       constexpr int kChainSteps = kSteps / (A - 1);
       Wgmma<N, E>::mma(d[A - 1], desc(w_desc, wo), desc(act_desc, ao + act_small), ks > 0);
-      Wgmma<N, E>::mma(d[A - 1], desc(w_desc, wo + w_small), desc(act_desc, ao), 1);
+      if constexpr (kSmallRegs)
+        WgmmaRs<N>::mma(d[A - 1], w_small_regs[ks], desc(act_desc, ao));
+      else
+        Wgmma<N, E>::mma(d[A - 1], desc(w_desc, wo + w_small), desc(act_desc, ao), 1);
       Wgmma<N, E>::mma(d[ks / kChainSteps], desc(w_desc, wo), desc(act_desc, ao),
                        ks % kChainSteps > 0);
     }
@@ -472,13 +484,18 @@ __device__ __forceinline__ void wg_dw_silu(int K, unsigned char* sAct, uint32_t 
   }
 }
 
+// WG_W_SMALL_REGS applies: the split, in wg_ws_kernel (WG_WS = 1: every launch of the build)
+template <bool kSplit>
+__host__ __device__ constexpr bool wg_small_regs() { return kSplit && WG_W_SMALL_REGS && WG_WS == 1; }
+
 // Host and device: the smem layout of one configuration (bytes).
 template <typename T, bool kSplit>
 struct WgLayout {
   using E = WgElem<T>;
   static constexpr uint32_t w_bytes = kRows * kMaxCin * sizeof(E);           // one copy of W_pw
   static constexpr uint32_t act_part = TILE_T * kMaxCin * sizeof(E);         // one act tile (a multiple of 1024)
-  static constexpr uint32_t off_act = (kSplit ? 2 : 1) * w_bytes;            // [W_pw big | W_pw small]
+  static constexpr int w_copies = kSplit && !wg_small_regs<kSplit>() ? 2 : 1;
+  static constexpr uint32_t off_act = w_copies * w_bytes;                    // [W_pw big | W_pw small (in smem)]
   static constexpr uint32_t act_stage = (kSplit ? 2 : 1) * act_part;         // [act big | act small] x 2 stages
   static constexpr uint32_t off_x = off_act + 2 * act_stage;
   // x slots: as many of the largest x tiles (C_in = 128, span 16, one chunk of padding) as fit, at most
@@ -616,6 +633,28 @@ __device__ __forceinline__ void wg_fill_w(unsigned char* smem, const TcParams& p
       put_w(i, make_float4(e[0], e[1], e[2], e[3]));
     }
   }
+}
+
+// WG_W_SMALL_REGS: consumer thread `tid` (of 256; warpgroup tid / 128 multiplies W_pw rows 64 (tid / 128) ..) -> its A
+// fragments of W_pw's small parts, one a k-step (WgmmaRs's layout, wgmma_ops.cuh): the bits wg_fill_w's split stores in
+// smem, zero outside C_out x C_in. All 64 loads first (once a block; L2 hits after the first blocks), then the rounding.
+__device__ __forceinline__ void wg_small_frags(const TcParams& p, int tid, uint32_t (&a)[kMaxCin / 8][4]) {
+  const int lane = tid & 31, row = (tid >> 7) * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2), t4 = lane & 3;
+  float w[kMaxCin / 8][4];
+#pragma unroll
+  for (int ks = 0; ks < kMaxCin / 8; ++ks)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {  // r: (row + 8 (r & 1), k 8 ks + t4 + 4 (r >> 1))
+      const int m = row + 8 * (r & 1), k = 8 * ks + t4 + 4 * (r >> 1);
+      w[ks][r] = (m < p.C_out && k < p.C_in) ? __ldg(p.w_pw + m * p.C_in + k) : 0.0f;
+    }
+#pragma unroll
+  for (int ks = 0; ks < kMaxCin / 8; ++ks)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const float big = FUSED_ABLATE & 32 ? w[ks][r] : __uint_as_float(tc_tf32(w[ks][r]));  // as wg_fill_w's put_w
+      a[ks][r] = tc_tf32(w[ks][r] - big);
+    }
 }
 
 // Bias + y stores of one warpgroup's accumulators (64 rows from row0, N columns from tcol; the split's
@@ -911,7 +950,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
   constexpr int kWsExtra = WG_WS_EXTRA, NPW = 2 + kWsExtra;  // producer warpgroups
   constexpr int NC = 256, NP = kWsThreads - NC;  // consumer and producer threads
   constexpr int kConsRegs = wg_raised_regs(kWsThreads, NPW);
-  static_assert(kWsExtra == 0 || (WG_DW_REGS <= wg_launch_regs(kWsThreads) && kConsRegs <= 256),
+  // registers move from the producers to the consumers (setmaxnreg) for more producers or for W_pw's small parts
+  constexpr bool kSmallRegs = wg_small_regs<kSplit>(), kMoveRegs = kWsExtra > 0 || kSmallRegs;
+  static_assert(!kMoveRegs || (WG_DW_REGS <= wg_launch_regs(kWsThreads) && kConsRegs <= 256),
                 "WG_DW_REGS: at most the launch's registers per thread");
   constexpr int kN = TT < 64 ? TT : 64, kCH = TT / kN;  // wgmma N per column chunk, column chunks
   constexpr bool kYTma = wg_y_box<T, kSplit>() != 0;  // (then kN = TT: one chunk; WG_WS = 1: two consumers)
@@ -952,7 +993,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
   };
 
   if (tid >= NC) {  // ---- producers
-    if constexpr (kWsExtra > 0) wg_setmaxnreg_dec<WG_DW_REGS>();
+    if constexpr (kMoveRegs) wg_setmaxnreg_dec<WG_DW_REGS>();
     const int ptid = tid - NC, c = ptid % kMaxCin, h = ptid / kMaxCin;
     dw_setup(c, kShare ? h + 2 : h);
     if (ptid == 0)
@@ -976,10 +1017,12 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
       }
     }
   } else {  // ---- consumers
-    if constexpr (kWsExtra > 0) wg_setmaxnreg_inc<kConsRegs>();
+    if constexpr (kMoveRegs) wg_setmaxnreg_inc<kConsRegs>();
     const bool tracer = FUSED_TRACE && tid == 0;
     if (tracer) wg_mark_ends(true);
-    wg_fill_w<E, kSplit, NC>(smem, p, tid);
+    uint32_t w_small[kSmallRegs ? kMaxCin / 8 : 1][4];  // kSmallRegs: this thread's A fragments of W_pw's small parts
+    if constexpr (kSmallRegs) wg_small_frags(p, tid, w_small);
+    wg_fill_w<E, kSplit && !kSmallRegs, NC>(smem, p, tid);  // kSmallRegs: the big parts only
     fence_proxy_async();
     named_bar_sync(kBarConsumers, NC);  // W_pw complete and visible to wgmma
     if (tracer) wg_mark(kTrWFill);
@@ -1016,7 +1059,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
       const uint32_t act_n = act_addr + (n & 1) * L::act_stage;
 #pragma unroll
       for (int ch = 0; ch < kCH; ++ch)
-        wg_gemm_issue<E, kSplit, kN, TT>(d[ch], w_cg, act_n + ch * kN * 128, L::w_bytes, L::act_part);
+        wg_gemm_issue<E, kSplit, kN, TT, kAcc, kSmallRegs>(d[ch], w_cg, act_n + ch * kN * 128, L::w_bytes, L::act_part,
+                                                           w_small);
       if (tracer) wg_mark_tile(n, kTrMmaIssued);
       if constexpr (kShare)
         if (tile + stride < p.n_tiles) build_share(n + 1, tile + stride);  // block-uniform

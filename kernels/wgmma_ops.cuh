@@ -63,6 +63,25 @@ WG_DEFINE(16, 8, 8, 9, 10)
 WG_DEFINE(32, 16, 16, 17, 18)
 WG_DEFINE(64, 32, 32, 33, 34)
 WG_DEFINE(128, 64, 64, 65, 66)
+// WgmmaRs<N>: m64nNk8 tf32 with A (64 x 8) from registers (the split's small W_pw parts, WG_W_SMALL_REGS), in the
+// fragment of wgmma_rs.cuh's header: warp w, lane (g = lane/4, t4 = lane%4) holds a[0] (row 16w+g, k t4), a[1] (row
+// 16w+g+8, k t4), a[2] (row 16w+g, k t4+4), a[3] (row 16w+g+8, k t4+4). It always accumulates (scale-d 1).
+#define WG_DEFINE_RS(N, R, A0, A1, A2, A3, NB)                                                                  \
+  template <>                                                                                                   \
+  struct WgmmaRs<N> {                                                                                           \
+    static __device__ __forceinline__ void mma(float (&d)[R], const uint32_t (&a)[4], uint64_t b) {            \
+      asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 {" WG_R##R "}, {%" #A0 ", %" #A1  \
+                   ", %" #A2 ", %" #A3 "}, %" #NB ", 1, 1, 1;\n"                                                \
+                   : WG_D##R(d)                                                                                 \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                       \
+    }                                                                                                           \
+  };
+template <int N>
+struct WgmmaRs;
+WG_DEFINE_RS(8, 4, 4, 5, 6, 7, 8)
+WG_DEFINE_RS(16, 8, 8, 9, 10, 11, 12)
+WG_DEFINE_RS(32, 16, 16, 17, 18, 19, 20)
+WG_DEFINE_RS(64, 32, 32, 33, 34, 35, 36)
 
 // Shared-memory matrix descriptor of a K-major operand in the 128-byte swizzled layout: start address,
 // leading byte offset unused (1), stride byte offset 1024 B (between 8-row groups), swizzle mode 1 (128 B).

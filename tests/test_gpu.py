@@ -135,6 +135,25 @@ def test_six_warpgroup_warp_specialized_kernel_equals_the_tree(variant, dtype, k
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rung 10 is sm_90a code")
+@pytest.mark.parametrize("knobs", [dict(WG_W_SMALL_REGS="1"), dict(WG_W_SMALL_REGS="1", WG_WS_EXTRA="1"),
+                                   dict(WG_W_SMALL_REGS="1", TILE_T="16"), dict(WG_W_SMALL_REGS="1", TILE_T="64")],
+                         ids=["tile32", "extra1", "tile16", "tile64"])
+def test_split_with_small_w_parts_in_registers_equals_the_tree(knobs):
+    """wgmma.cuh's WG_W_SMALL_REGS (a timing experiment, off by default): rung 10's consumers hold W_pw's small parts
+    as wgmma's register A operand instead of in smem (two x slots at TILE_T 32; TILE_T 64 fits only this way). The
+    build passes rung 10's battery (NaN-poisoned y, odd shapes, float64 reference), and y is bit for bit the tree's
+    (the same small parts, the same products in the same order) where the fragments' rows or columns pass C_out or
+    C_in (zeros), at every dilation, per-K and run-time-K kernels, several tiles per block."""
+    table, ok = fj.check("wgmma_3xtf32", defines=fj.defines_over_tuned("wgmma_3xtf32", knobs))
+    assert ok, table[table.status != "pass"].to_string()
+    assert_tree_equals_build("wgmma_3xtf32", knobs, [
+        dict(K=5, dilation=2), dict(K=3, dilation=1), dict(K=4, dilation=4), dict(K=7, dilation=2, scale=8.0),
+        dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2), dict(B=2, C_in=40, C_out=72, T=1008, K=5, dilation=3),
+        dict(B=2, C_in=128, C_out=96, T=4504, K=3, dilation=2, bias=False)], seed=120)
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rung 09 is sm_90a code")
 def test_compile_time_k_kernels_equal_the_run_time_k_kernel():
     """wgmma.cuh's WG_CT_K: the kernels built for one K (3, 5, 7) give y bit for bit equal to the kernel that dispatches
