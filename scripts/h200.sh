@@ -122,7 +122,7 @@ for stage in $stages; do
       wgmma_tf32:WG_WS=1,WG_WS_EXTRA=2,WG_WS_SHARE=0,TILE_T=32,WG_X_SLOTS=4; wgmma_tf32:WG_WS=1,WG_WS_EXTRA=2,WG_WS_SHARE=0,WG_L2_PREFETCH=2;
       wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1 --K 3; wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1 --B 64 --T 4096;
       wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1 --K 9 --dilation 1; wgmma_tf32:WG_WS_EXTRA=2 --C-in 64 --C-out 64 --T 4096 --K 3 --dilation 1;
-      wgmma_3xtf32:WG_W_SMALL_REGS=1; wgmma_3xtf32:WG_W_SMALL_REGS=1,WG_WS_EXTRA=1; wgmma_3xtf32:WG_W_SMALL_REGS=1,TILE_T=64;
+      wgmma_3xtf32:WG_W_SMALL_REGS=1; wgmma_3xtf32:WG_W_SMALL_REGS=1,WG_WS_EXTRA=1; wgmma_3xtf32:WG_W_SMALL_REGS=1 --K 3;
       wgmma_3xtf32:WG_W_SMALL_REGS=1 --B 64 --T 4096;
       wgmma_bf16:WG_WS=1,WG_WS_EXTRA=2 --dtype bfloat16; wgmma_3xtf32:WG_WS_EXTRA=1; wgmma_3xtf32:WG_WS_EXTRA=2;
       wgmma_3xtf32:WG_WS_EXTRA=2,TILE_T=16; wgmma_3xtf32:TILE_T=16;
