@@ -43,7 +43,9 @@
 //   producer warpgroups at 64 registers and the consumers at 144 or 112 (setmaxnreg), no spill where the tree's 128
 //   spill 8 bytes (logs/2026-12-04_e9fc64f_ws_extra_split_ptxas.txt); with TILE_T=16 two x slots fit. Predicted: the
 //   producers' share of a tile's chain shorter by a third to a half, 10-25% at the headline; `scripts/h200.sh knobs`
-//   times them.
+//   times them. Also prepared (docs/ladder.md, "Prepared 2026-12-05"): WG_W_SMALL_REGS=1, W_pw's small parts as the
+//   consumers' register A operand (64 registers a thread; producers 64 / consumers 192 by setmaxnreg), so that two x
+//   slots fit (smem 173 KiB); ptxas: no spill (logs/2026-12-05_33388f4_small_regs_ptxas.txt). Predicted 15-35%.
 // Shape limits: as rung 09 (fused_unsupported): an sm_90 GPU, fp32 x with T % 4 == 0 and 16-byte alignment,
 //   dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other shape to
 //   the next strict rung (06, then 04).
