@@ -53,7 +53,7 @@
 #include <string>
 #include "common.cuh"       // tc_tf32: RNE rounding to TF32 in one instruction (cvt.rn.tf32.f32)
 #include "mbarrier.cuh"     // mbar_init, mbar_arrive, mbar_wait, named_bar_sync
-#include "wgmma_ops.cuh"    // wg_desc, wg_swz, wg_fence_regs, TMA loads, tma_map_3d
+#include "wgmma_ops.cuh"    // WgmmaRs, wg_desc, wg_swz, wg_fence_regs, TMA loads, tma_map_3d
 #include "pw_wgrad_args.h"
 #include "gpu_props.h"      // gpu_compute_capability, blocks_per_sm_capped
 #include "pdl.cuh"          // griddep_wait, griddep_launch_dependents, launch_maybe_dependent
@@ -105,15 +105,6 @@ __device__ __forceinline__ float2 lds64(uint32_t addr) {
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
   return v;
 }
-
-// D (64 x 128) (+)= A (64 x 8 tf32, registers) * B (8 x 128, smem descriptor b); accumulate 0 overwrites D.
-__device__ __forceinline__ void mma_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b, int accumulate) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" WG_R64 "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-               : WG_D64(d)
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
-}
-
 
 // grid G, kThreads threads, kSmem bytes of dynamic shared memory. gmap: dy (B, C_out, T) as 3-D (T, C_out, B), box
 // (32, 128, 1), 128-byte swizzle, zeros outside (rows past C_out, steps past T).
@@ -252,7 +243,7 @@ __global__ void __launch_bounds__(kThreads, 1) pw_dgrad_kernel(const __grid_cons
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
       for (int ks = 0; ks < 16; ++ks)
-        mma_rs(d, a[ks], wg_desc(w_addr + (ks / 4) * (kRows * 128) + (ks % 4) * 32), ks > 0);
+        WgmmaRs<128>::mma(d, a[ks], wg_desc(w_addr + (ks / 4) * (kRows * 128) + (ks % 4) * 32), ks > 0);
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       wg_wait<0>();
     }

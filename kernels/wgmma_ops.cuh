@@ -63,10 +63,11 @@ WG_DEFINE(16, 8, 8, 9, 10)
 WG_DEFINE(32, 16, 16, 17, 18)
 WG_DEFINE(64, 32, 32, 33, 34)
 WG_DEFINE(128, 64, 64, 65, 66)
-// WgmmaRs<N>: m64nNk8 tf32 with A (64 x 8) from registers (the split's small W_pw parts, WG_W_SMALL_REGS), in the
-// fragment of wgmma_rs.cuh's header: warp w, lane (g = lane/4, t4 = lane%4) holds a[0] (row 16w+g, k t4), a[1] (row
-// 16w+g+8, k t4), a[2] (row 16w+g, k t4+4), a[3] (row 16w+g+8, k t4+4). It always accumulates (scale-d 1).
-#define WG_DEFINE_RS(N, R, A0, A1, A2, A3, NB)                                                                  \
+// WgmmaRs<N>: m64nNk8 tf32 with A (64 x 8) from registers (rung 12's activations, rung 10's small W_pw parts under
+// WG_W_SMALL_REGS, the backward's dy), B from a descriptor, in the fragment of wgmma_rs.cuh's header: warp w, lane
+// (g = lane/4, t4 = lane%4) holds a[0] (row 16w+g, k t4), a[1] (row 16w+g+8, k t4), a[2] (row 16w+g, k t4+4), a[3]
+// (row 16w+g+8, k t4+4). mma(d, a, b) always accumulates (scale-d 1); mma(d, a, b, accumulate): 0 overwrites d.
+#define WG_DEFINE_RS(N, R, A0, A1, A2, A3, NB, NP)                                                              \
   template <>                                                                                                   \
   struct WgmmaRs<N> {                                                                                           \
     static __device__ __forceinline__ void mma(float (&d)[R], const uint32_t (&a)[4], uint64_t b) {            \
@@ -75,13 +76,21 @@ WG_DEFINE(128, 64, 64, 65, 66)
                    : WG_D##R(d)                                                                                 \
                    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                       \
     }                                                                                                           \
+    static __device__ __forceinline__ void mma(float (&d)[R], const uint32_t (&a)[4], uint64_t b, int accumulate) {\
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #NP ", 0;\n"                                           \
+                   "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 {" WG_R##R "}, {%" #A0 ", %" #A1      \
+                   ", %" #A2 ", %" #A3 "}, %" #NB ", p, 1, 1;\n}\n"                                             \
+                   : WG_D##R(d)                                                                                 \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));                     \
+    }                                                                                                           \
   };
 template <int N>
 struct WgmmaRs;
-WG_DEFINE_RS(8, 4, 4, 5, 6, 7, 8)
-WG_DEFINE_RS(16, 8, 8, 9, 10, 11, 12)
-WG_DEFINE_RS(32, 16, 16, 17, 18, 19, 20)
-WG_DEFINE_RS(64, 32, 32, 33, 34, 35, 36)
+WG_DEFINE_RS(8, 4, 4, 5, 6, 7, 8, 9)
+WG_DEFINE_RS(16, 8, 8, 9, 10, 11, 12, 13)
+WG_DEFINE_RS(32, 16, 16, 17, 18, 19, 20, 21)
+WG_DEFINE_RS(64, 32, 32, 33, 34, 35, 36, 37)
+WG_DEFINE_RS(128, 64, 64, 65, 66, 67, 68, 69)
 
 // Shared-memory matrix descriptor of a K-major operand in the 128-byte swizzled layout: start address,
 // leading byte offset unused (1), stride byte offset 1024 B (between 8-row groups), swizzle mode 1 (128 B).

@@ -60,21 +60,6 @@ constexpr int kRsM = 64;       // time steps per warpgroup tile (the wgmma M)
 constexpr int kRsN = kRows;    // C_out padded to 128 (the wgmma N)
 constexpr int kRsDwStride = 20;  // floats per channel in the depthwise table: bias, w_0 .. w_16, padding
 
-#define WG_R64 WG_R32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, " \
-                      "%49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define WG_D64(d) WG_D32(d), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),     \
-                  "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]),   \
-                  "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),   \
-                  "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]),   \
-                  "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-
-// D (64 x 128) += A (64 x 8 tf32, registers) * B (8 x 128, W_pw^T in smem, descriptor b).
-__device__ __forceinline__ void wg_mma_rs_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t b) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" WG_R64 "}, {%64, %65, %66, %67}, %68, 1, 1, 1;\n"
-               : WG_D64(d)
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-}
-
 // Host and device: the smem layout (bytes from the 1024-byte aligned base):
 // [W_pw 128 x 128 tf32, swizzled | depthwise table 128 x kRsDwStride | b_pw 128 | RS_X_SLOTS x slots per warpgroup |
 //  mbarriers]
@@ -286,7 +271,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
 #pragma unroll
       for (int s = 0; s < RS_CHUNK; ++s) {
         const int ks = q * RS_CHUNK + s;
-        if (!(FUSED_ABLATE & 2)) wg_mma_rs_n128(d, a[q & 1][s], wg_desc(w_addr + (ks / 4) * (kRows * 128) + (ks % 4) * 32));
+        if (!(FUSED_ABLATE & 2)) WgmmaRs<128>::mma(d, a[q & 1][s], wg_desc(w_addr + (ks / 4) * (kRows * 128) + (ks % 4) * 32));
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(d));
