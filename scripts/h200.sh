@@ -125,11 +125,12 @@ for stage in $stages; do
       wgmma_3xtf32:WG_W_SMALL_REGS=1; wgmma_3xtf32:WG_W_SMALL_REGS=1,WG_WS_EXTRA=1; wgmma_3xtf32:WG_W_SMALL_REGS=1 --K 3;
       wgmma_3xtf32:WG_W_SMALL_REGS=1 --B 64 --T 4096; wgmma_3xtf32:WG_W_SMALL_REGS=1,WG_WS_SHARE=15;
       wgmma_3xtf32:WG_W_SMALL_REGS=1,WG_WS_SHARE=25;
-      wgmma_bf16:WG_WS=1,WG_WS_EXTRA=2 --dtype bfloat16; wgmma_3xtf32:WG_WS_EXTRA=1; wgmma_3xtf32:WG_WS_EXTRA=2;
+      wgmma_bf16:WG_WS=1,WG_WS_EXTRA=2 --dtype bfloat16; wgmma_bf16:WG_WS=1,WG_WS_EXTRA=2,TILE_T=64 --dtype bfloat16;
+      wgmma_3xtf32:WG_WS_EXTRA=1; wgmma_3xtf32:WG_WS_EXTRA=2;
       wgmma_3xtf32:WG_WS_EXTRA=2,TILE_T=16; wgmma_3xtf32:TILE_T=16;
       wgmma_3xtf32:WG_WS_EXTRA=1 --C-in 64 --C-out 64 --T 4096 --K 3 --dilation 1;
       wgmma_bf16:TILE_T=64 --dtype bfloat16; wgmma_bf16:TILE_T=64,WG_DW_EXTRA_16=1 --dtype bfloat16"}
-    # KNOB_VARIANTS (env): only the lines of these variants (the whole default plan, 24 builds and 27 A/Bs, takes
+    # KNOB_VARIANTS (env): only the lines of these variants (the whole default plan, 25 builds and 28 A/Bs, takes
     # more than one device call: e.g. KNOB_VARIANTS=wgmma_tf32, then KNOB_VARIANTS="wgmma_3xtf32 wgmma_bf16")
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')
