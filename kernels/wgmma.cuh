@@ -70,6 +70,11 @@
                     // goes back to the producers). Rung 11's default (19.07 against 22.30 us); fp32 rung 09 slower
                     // (25.28 against 23.68; docs/ladder.md)
 #endif
+#ifndef WG_Y_TMA_HALF
+#define WG_Y_TMA_HALF 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): WG_Y_TMA's staged TMA stores in wg_kernel's
+                         // two-warpgroup form (WG_GEMM_WGS) too, where its N (= TILE_T) is 128 bytes of y: 16-bit I/O at
+                         // TILE_T 64, the form WG_DW_EXTRA_16's six-warpgroup block runs in (wg_y_box_half)
+#endif
 #ifndef WG_GEMM_WGS
 #define WG_GEMM_WGS 0  // wg_kernel (WG_WS = 0, WARPGROUPS = 4, one accumulator, y stored from the accumulators): the
                        // warpgroups that issue the GEMM. 4: every warpgroup, N = TILE_T / 2. 2: warpgroups 0 and 1
@@ -728,6 +733,11 @@ __host__ __device__ constexpr int wg_y_box() {
   if (WG_WS == 1) return TILE_T * sizeof(T) == 128 ? TILE_T : 0;
   return 0;
 }
+// ... and of wg_kernel's two-warpgroup form (WG_Y_TMA_HALF; its N is TILE_T), 0 where it stores from the accumulators
+template <typename T, bool kSplit>
+__host__ __device__ constexpr int wg_y_box_half() {
+  return WG_Y_TMA_HALF && WG_WS == 0 && !kSplit && TILE_T * sizeof(T) == 128 ? TILE_T : 0;
+}
 
 // setmaxnreg: this warpgroup's registers per thread (all its warps execute it)
 template <int N>
@@ -775,7 +785,8 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   using Tiles = WgTiles<T, kSplit, TT, D, KC>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
-  constexpr bool kYTma = wg_y_box<T, kSplit>() != 0;
+  constexpr int kYBox = kGemmHalf ? wg_y_box_half<T, kSplit>() : wg_y_box<T, kSplit>();  // y's TMA box width (0: none)
+  constexpr bool kYTma = kYBox != 0;
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
   uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // one per x slot
@@ -789,7 +800,7 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   // WG_GEMM_WGS = 2: warpgroups 0, 1 issue the GEMM (N = TT) and store y; their depthwise shares are WG_DW_SHARE
   // percent of the groups each, warpgroups 2, 3 split the rest (h = the warpgroup at 512 threads)
   constexpr int kN = kGemmHalf ? TT : kNT;  // this kernel's wgmma N
-  static_assert(!kGemmHalf || !kYTma, "WG_GEMM_WGS = 2 stores y from the accumulators");
+  static_assert(!kYTma || kYBox == kN, "a warp's staged y rows are its accumulators' N columns");
   const bool gemm_wg = !kGemmHalf || wgroup < 2;
   const int64_t stride = gridDim.x;
   constexpr int kDen = kGemmHalf ? 200 : nsplit;
@@ -890,13 +901,14 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
     auto store_regs = [&] { wg_store<T, kN, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y); };
     if constexpr (kYTma) {
       if (p.y_tma) {  // block-uniform
-        // both warpgroups of this column half are past MMA(i): its part of act[i % 2] is free for y(i)
+        // both warpgroups of this column half (kGemmHalf: both GEMM warpgroups, wg_n 0) are past MMA(i): its part
+        // of act[i % 2] is free for y(i)
         named_bar_sync(1 + wg_n, 256);
         const int piece = 4 * wg_m + (warp & 3);  // of the 8 pieces of 16 rows x 128 bytes in the half
-        unsigned char* stage = smem + L::off_act + (i & 1) * L::act_stage + (piece / (kNT / 16)) * (TT * 128) +
-                               (wg_n * kNT + 16 * (piece % (kNT / 16))) * 128;
+        unsigned char* stage = smem + L::off_act + (i & 1) * L::act_stage + (piece / (kYBox / 16)) * (TT * 128) +
+                               (wg_n * kYBox + 16 * (piece % (kYBox / 16))) * 128;
         // (act[i % 2] is rewritten by depthwise(i + 2), after the barrier below)
-        wg_store_tma<T, kNT>(d[0], stage, bias_pw.x, bias_pw.y, &ymap, ycol, wg_m * 64 + 16 * (warp & 3), yb);
+        wg_store_tma<T, kYBox>(d[0], stage, bias_pw.x, bias_pw.y, &ymap, ycol, wg_m * 64 + 16 * (warp & 3), yb);
       } else {
         store_regs();
       }
@@ -1205,10 +1217,10 @@ void wg_launch(const FusedArgs& a, void* stream) {
   const CUtensorMap xmap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW);
   // WG_Y_TMA: y as (T_out, C_out, B), boxes of kYBox steps x 16 rows, 128-byte swizzle (otherwise xmap stands in, unused)
   constexpr int kYBox = wg_y_box<T, kSplit>();
-  p.y_tma = (kYBox > 0 && (a.T_out * static_cast<int64_t>(sizeof(T))) % 16 == 0 &&
-             reinterpret_cast<uintptr_t>(a.y) % 16 == 0) ? 1 : 0;
-  const CUtensorMap ymap =
-      p.y_tma ? wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox, 16, CU_TENSOR_MAP_SWIZZLE_128B) : xmap;
+  const bool y_tma_ok =
+      (a.T_out * static_cast<int64_t>(sizeof(T))) % 16 == 0 && reinterpret_cast<uintptr_t>(a.y) % 16 == 0;
+  p.y_tma = (kYBox > 0 && y_tma_ok) ? 1 : 0;
+  CUtensorMap ymap = p.y_tma ? wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox, 16, CU_TENSOR_MAP_SWIZZLE_128B) : xmap;
   // The kernel for dilation D (compile-time) and the K of `a`: WG_CT_K's own where it lists K, else the run-time-K one.
   auto launch_d = [&](auto half, auto dil) {  // half: WG_GEMM_WGS = 2's form (or WgWsD1); both compile-time constants
     constexpr int D = decltype(dil)::value;
@@ -1241,7 +1253,14 @@ void wg_launch(const FusedArgs& a, void* stream) {
     }
   };
   if constexpr (wg_gemm_half_ok<T, kSplit>())
-    if (wg_gemm_half<T, kSplit>(a)) return launch(std::true_type{});
+    if (wg_gemm_half<T, kSplit>(a)) {
+      constexpr int kYBoxHalf = wg_y_box_half<T, kSplit>();
+      if constexpr (kYBoxHalf > 0) {  // WG_Y_TMA_HALF: the two-warpgroup form's own y boxes
+        p.y_tma = y_tma_ok ? 1 : 0;
+        if (p.y_tma) ymap = wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBoxHalf, 16, CU_TENSOR_MAP_SWIZZLE_128B);
+      }
+      return launch(std::true_type{});
+    }
   if constexpr (wg_ws_d1_ok<T, kSplit>())
     if (a.dilation == 1) return launch_d(WgWsD1{}, std::integral_constant<int, 1>{});
   return launch(std::false_type{});

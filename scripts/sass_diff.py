@@ -3,11 +3,14 @@ revision with nvcc (no GPU needed), each rung with the tuned parameters results/
 given), disassembles both with cuobjdump and compares them function by function: instructions and their control bits,
 addresses and the anonymous namespace's per-file hash left out. Prints one line a file, and the functions that differ.
 
-Usage: python scripts/sass_diff.py REV [--files 09_wgmma_tf32,13_wgmma_wide] [--define NAME=VALUE ...] [--gpu NAME]
+Usage: python scripts/sass_diff.py REV [--files 09_wgmma_tf32,13_wgmma_wide] [--define NAME=VALUE ...] [--both NAME=VALUE ...]
+                                      [--gpu NAME]
   e.g. python scripts/sass_diff.py HEAD            (the uncommitted change)
        python scripts/sass_diff.py ac14c1e --files 09_wgmma_tf32,10_wgmma_3xtf32,11_wgmma_bf16,13_wgmma_wide
   --define applies to the working tree's build only (a knob that should change nothing by default: set it to its
-  default; one that should change a kernel: see which). Exit status 1 where any function differs or a build fails."""
+  default; one that should change a kernel: see which); --both to both builds, over the tuned set (a configuration a
+  knob plan times as its baseline, e.g. --files 11_wgmma_bf16 --both TILE_T=64). Exit status 1 where any function differs
+  or a build fails."""
 from __future__ import annotations
 
 import argparse
@@ -61,10 +64,13 @@ def main() -> int:
     ap.add_argument("rev", help="the git revision to compare the working tree's kernels against")
     ap.add_argument("--files", default="", help="kernel files by stem, comma-separated (default: every kernels/*.cu)")
     ap.add_argument("--define", action="append", default=[], metavar="NAME=VALUE", help="a knob of the tree's build")
+    ap.add_argument("--both", action="append", default=[], metavar="NAME=VALUE",
+                    help="a parameter of both builds, over the tuned set")
     ap.add_argument("--gpu", default="NVIDIA H200", help="whose tuned parameters (results/tuned.json)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     a = ap.parse_args()
     extra = dict(d.split("=", 1) for d in a.define)
+    both = dict(d.split("=", 1) for d in a.both)
     tuned = json.loads((ROOT / "results" / "tuned.json").read_text()).get(a.gpu, {})
     with tempfile.TemporaryDirectory() as tmp:
         old = Path(tmp) / "old"
@@ -77,7 +83,7 @@ def main() -> int:
         jobs = []
         with cf.ThreadPoolExecutor(a.jobs) as ex:
             for stem in stems:
-                d = dict(tuned.get(rungs.get(stem, ""), {}))
+                d = {**tuned.get(rungs.get(stem, ""), {}), **both}
                 jobs.append((stem, ex.submit(build, old_k, stem, d, Path(tmp) / "o_old"),
                              ex.submit(build, new_k, stem, {**d, **extra}, Path(tmp) / "o_new")))
             status = 0

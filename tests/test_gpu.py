@@ -93,6 +93,27 @@ def test_six_warpgroup_block_for_16_bit_io_equals_the_tree(dtype):
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rung 11 is sm_90a code")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("extra", ["0", "1"], ids=["four_warpgroups", "six_warpgroups"])
+def test_two_warpgroup_y_by_tma_for_16_bit_io_equals_the_tree(dtype, extra):
+    """wgmma.cuh's WG_Y_TMA_HALF (a timing experiment, off by default): at TILE_T 64 rung 11's two-warpgroup GEMM form
+    stages y in the act buffer just read and stores it by TMA (N = 64: 128 bytes a row), with and without
+    WG_DW_EXTRA_16's six-warpgroup block. The build passes rung 11's battery, and y is bit for bit the tree's (the same
+    accumulators, rounded once) where the TMA stores run (C_out 72: box rows past C_out dropped; several tiles a block,
+    bias off) and where they do not (T_out % 8 != 0: stores from the accumulators; C_out 64: the four-warpgroup form)."""
+    knobs = {"TILE_T": "64", "WG_Y_TMA_HALF": "1", "WG_DW_EXTRA_16": extra}
+    table, ok = fj.check("wgmma_bf16", dtypes=[str(dtype).split(".")[1]],
+                         defines=fj.defines_over_tuned("wgmma_bf16", knobs))
+    assert ok, table[table.status != "pass"].to_string()
+    assert_tree_equals_build("wgmma_bf16", knobs, [
+        dict(K=5, dilation=2), dict(K=3, dilation=2), dict(B=3, C_in=100, C_out=72, T=1000, K=5, dilation=2),
+        dict(B=2, C_in=128, C_out=96, T=4504, K=3, dilation=2, bias=False), dict(K=9, dilation=1),
+        dict(B=2, C_in=40, C_out=128, T=1008, K=4, dilation=3), dict(B=2, C_in=64, C_out=64, T=704, K=5, dilation=2)],
+        seed=140, dtype=dtype)
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rungs 09-13 are sm_90a code")
 @pytest.mark.parametrize("variant,dtype", [("wgmma_tf32", torch.float32), ("wgmma_wide", torch.float32),
                                            ("wgmma_3xtf32", torch.float32), ("wgmma_bf16", torch.bfloat16)])

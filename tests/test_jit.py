@@ -324,7 +324,8 @@ def test_h200_knob_plan_names_knobs_the_kernels_define():
 def test_sass_diff_sees_a_knob_and_nothing_else():
     """scripts/sass_diff.py (the check that a change leaves the timed kernels' machine code alone): the working tree
     against HEAD's kernels with a knob at its default is identical (exit 0); with the knob changed, the kernel differs
-    (exit 1). Both builds of rung 02 go through nvcc and cuobjdump (no GPU)."""
+    (exit 1); with the changed value given to both builds (--both), identical again. Every build of rung 02 goes through
+    nvcc and cuobjdump (no GPU)."""
     script = fj.ROOT / "scripts" / "sass_diff.py"
     if subprocess.run(["git", "-C", str(fj.ROOT), "rev-parse", "HEAD"], capture_output=True).returncode != 0:
         pytest.skip("not a git checkout")
@@ -332,5 +333,9 @@ def test_sass_diff_sees_a_knob_and_nothing_else():
                           capture_output=True, text=True)
     changed = subprocess.run([sys.executable, str(script), "HEAD", "--files", "02_smem_tiled", "--define", "THREADS=128"],
                              capture_output=True, text=True)
+    # --both reaches the revision's build too: at THREADS=128 on both sides the kernel is the same again
+    both = subprocess.run([sys.executable, str(script), "HEAD", "--files", "02_smem_tiled", "--both", "THREADS=128"],
+                          capture_output=True, text=True)
     assert same.returncode == 0 and "identical" in same.stdout, same.stdout + same.stderr
     assert changed.returncode == 1 and " differ" in changed.stdout, changed.stdout + changed.stderr
+    assert both.returncode == 0 and "identical" in both.stdout, both.stdout + both.stderr
