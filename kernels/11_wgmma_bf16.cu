@@ -37,7 +37,8 @@
 // Prepared, not yet timed (docs/ladder.md, "Prepared 2026-12-04, near midnight"): WG_DW_EXTRA_16=1 at TILE_T=64, the
 //   six-warpgroup block of rung 09 (the two-warpgroup form, y from registers), a probe of the depthwise's weight here;
 //   WG_WS_EXTRA=2 with WG_WS=1 (four producer warpgroups), also at TILE_T=64, where that kernel's y leaves by TMA
-//   stores ("Prepared 2026-12-05"). `scripts/h200.sh knobs` times them.
+//   stores ("Prepared 2026-12-05"); WG_Y_TMA_HALF=1, the two-warpgroup form's y by TMA stores at TILE_T=64 (with and
+//   without WG_DW_EXTRA_16). `scripts/h200.sh knobs` times them.
 // Shape limits (fused_unsupported): an sm_90 GPU, bfloat16 or float16 x with T % 8 == 0 and 16-byte
 //   alignment, dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other
 //   shape (and float32 input) to the next rung that serves it (rung 07 for 16-bit input).
