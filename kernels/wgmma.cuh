@@ -73,7 +73,7 @@
 #ifndef WG_Y_TMA_HALF
 #define WG_Y_TMA_HALF 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): WG_Y_TMA's staged TMA stores in wg_kernel's
                          // two-warpgroup form (WG_GEMM_WGS) too, where its N (= TILE_T) is 128 bytes of y: 16-bit I/O at
-                         // TILE_T 64, the form WG_DW_EXTRA_16's six-warpgroup block runs in (wg_y_box_half)
+                         // TILE_T 64, the form WG_DW_EXTRA_16's six-warpgroup block runs in (wg_y_box)
 #endif
 #ifndef WG_GEMM_WGS
 #define WG_GEMM_WGS 0  // wg_kernel (WG_WS = 0, WARPGROUPS = 4, one accumulator, y stored from the accumulators): the
@@ -587,6 +587,9 @@ struct WgTiles {
 // whole kernel measurably slower; docs/ladder.md).
 // after_loads() runs once the first batch's loads are in flight (rung 12's RS_W_FIRST issues its x requests there,
 // so W_pw's loads are not queued behind them).
+// W_pw's big part as the GEMM reads it (FUSED_ABLATE 32: unrounded); the split's small part is tc_tf32(w - big). One
+// formula for wg_fill_w's smem copy and wg_small_frags' register fragments (WG_W_SMALL_REGS), so both hold the same bits.
+__device__ __forceinline__ float wg_w_big(float w) { return FUSED_ABLATE & 32 ? w : __uint_as_float(tc_tf32(w)); }
 struct WgNoHook {
   __device__ void operator()() const {}
 };
@@ -604,7 +607,7 @@ __device__ __forceinline__ void wg_fill_w(unsigned char* smem, const TcParams& p
       float big[4], small[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        big[e] = FUSED_ABLATE & 32 ? w[e] : __uint_as_float(tc_tf32(w[e]));
+        big[e] = wg_w_big(w[e]);
         small[e] = __uint_as_float(tc_tf32(w[e] - big[e]));
       }
       *reinterpret_cast<float4*>(dst) = make_float4(big[0], big[1], big[2], big[3]);
@@ -657,8 +660,7 @@ __device__ __forceinline__ void wg_small_frags(const TcParams& p, int tid, uint3
   for (int ks = 0; ks < kMaxCin / 8; ++ks)
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const float big = FUSED_ABLATE & 32 ? w[ks][r] : __uint_as_float(tc_tf32(w[ks][r]));  // as wg_fill_w's put_w
-      a[ks][r] = tc_tf32(w[ks][r] - big);
+      a[ks][r] = tc_tf32(w[ks][r] - wg_w_big(w[ks][r]));
     }
 }
 
@@ -725,18 +727,15 @@ __device__ __forceinline__ unsigned char* wg_smem_base(unsigned char* raw) {
 }
 
 // WG_Y_TMA's box width (elements of y per staged row: 128 bytes), 0 where it does not apply: wg_kernel with one
-// accumulator (not the split) and kNT * sizeof(T) == 128; wg_ws_kernel (WG_WS = 1) with TT * sizeof(T) == 128.
-template <typename T, bool kSplit>
+// accumulator (not the split) and kNT * sizeof(T) == 128; wg_ws_kernel (WG_WS = 1) with TT * sizeof(T) == 128;
+// kGemmHalf: wg_kernel's two-warpgroup form (its N is TILE_T) under WG_Y_TMA_HALF.
+template <typename T, bool kSplit, bool kGemmHalf = false>
 __host__ __device__ constexpr int wg_y_box() {
+  if (kGemmHalf) return WG_Y_TMA_HALF && WG_WS == 0 && !kSplit && TILE_T * sizeof(T) == 128 ? TILE_T : 0;
   if (WG_Y_TMA == 0) return 0;
   if (WG_WS == 0) return (!kSplit && kNT * sizeof(T) == 128) ? kNT : 0;
   if (WG_WS == 1) return TILE_T * sizeof(T) == 128 ? TILE_T : 0;
   return 0;
-}
-// ... and of wg_kernel's two-warpgroup form (WG_Y_TMA_HALF; its N is TILE_T), 0 where it stores from the accumulators
-template <typename T, bool kSplit>
-__host__ __device__ constexpr int wg_y_box_half() {
-  return WG_Y_TMA_HALF && WG_WS == 0 && !kSplit && TILE_T * sizeof(T) == 128 ? TILE_T : 0;
 }
 
 // setmaxnreg: this warpgroup's registers per thread (all its warps execute it)
@@ -785,7 +784,7 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   using Tiles = WgTiles<T, kSplit, TT, D, KC>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
-  constexpr int kYBox = kGemmHalf ? wg_y_box_half<T, kSplit>() : wg_y_box<T, kSplit>();  // y's TMA box width (0: none)
+  constexpr int kYBox = wg_y_box<T, kSplit, kGemmHalf>();  // y's TMA box width (0: none)
   constexpr bool kYTma = kYBox != 0;
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
@@ -1254,7 +1253,7 @@ void wg_launch(const FusedArgs& a, void* stream) {
   };
   if constexpr (wg_gemm_half_ok<T, kSplit>())
     if (wg_gemm_half<T, kSplit>(a)) {
-      constexpr int kYBoxHalf = wg_y_box_half<T, kSplit>();
+      constexpr int kYBoxHalf = wg_y_box<T, kSplit, true>();
       if constexpr (kYBoxHalf > 0) {  // WG_Y_TMA_HALF: the two-warpgroup form's own y boxes
         p.y_tma = y_tma_ok ? 1 : 0;
         if (p.y_tma) ymap = wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBoxHalf, 16, CU_TENSOR_MAP_SWIZZLE_128B);
