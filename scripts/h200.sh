@@ -132,7 +132,7 @@ for stage in $stages; do
       wgmma_bf16:TILE_T=64 --dtype bfloat16; wgmma_bf16:TILE_T=64,WG_DW_EXTRA_16=1 --dtype bfloat16;
       wgmma_bf16:TILE_T=64,WG_Y_TMA_HALF=1 --dtype bfloat16; wgmma_bf16:TILE_T=64,WG_Y_TMA_HALF=1,WG_DW_EXTRA_16=1 --dtype bfloat16"}
     # KNOB_VARIANTS (env): only the lines of these variants (the whole default plan, 27 builds and 30 A/Bs, takes
-    # more than one device call: e.g. KNOB_VARIANTS="wgmma_3xtf32 wgmma_bf16", then KNOB_VARIANTS=wgmma_tf32: docs/ladder.md gives the order)
+    # more than one device call: docs/ladder.md gives the calls and their order)
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')
     log "knob builds"
