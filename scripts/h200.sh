@@ -2,7 +2,7 @@
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
-#                   [backward_ab] [train] [shapes] [knobs] [notebooks]
+#                   [backward_ab] [train] [shapes] [knobs] [targets] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
@@ -117,23 +117,16 @@ for stage in $stages; do
     # and the shape arguments of its A/B, "SPEC [ab args]" (default: issue 17's prepared knobs, docs/ladder.md). The
     # builds run in parallel first; each A/B (`ab`: y against float64, then bit for bit against the tree, then 200
     # interleaved pairs) runs under a 120 s timeout, which also catches a setmaxnreg that waits for ever (85fa4b3)
-    plan=${KNOB_PLAN:-"wgmma_tf32:FUSED_SILU_ANY=1; wgmma_tf32:WG_DW_LEAN=1; wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1;
-      wgmma_tf32:WG_DW_LEAN=2,FUSED_SILU_ANY=1; wgmma_tf32:WG_WS=1,WG_WS_EXTRA=2,WG_WS_SHARE=0;
-      wgmma_tf32:WG_WS=1,WG_WS_EXTRA=2,WG_WS_SHARE=10; wgmma_tf32:WG_WS=1,WG_WS_EXTRA=2,WG_WS_SHARE=0,WG_DW_LEAN=1,FUSED_SILU_ANY=1;
-      wgmma_tf32:WG_WS=1,WG_WS_EXTRA=2,WG_WS_SHARE=0,TILE_T=32,WG_X_SLOTS=4; wgmma_tf32:WG_WS=1,WG_WS_EXTRA=2,WG_WS_SHARE=0,WG_L2_PREFETCH=2;
-      wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1 --K 3; wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1 --B 64 --T 4096;
-      wgmma_tf32:WG_DW_LEAN=1,FUSED_SILU_ANY=1 --K 9 --dilation 1; wgmma_tf32:WG_WS_EXTRA=2 --C-in 64 --C-out 64 --T 4096 --K 3 --dilation 1;
-      wgmma_3xtf32:WG_W_SMALL_REGS=1; wgmma_3xtf32:WG_W_SMALL_REGS=1,WG_WS_EXTRA=1; wgmma_3xtf32:WG_W_SMALL_REGS=1 --K 3;
-      wgmma_3xtf32:WG_W_SMALL_REGS=1 --B 64 --T 4096; wgmma_3xtf32:WG_W_SMALL_REGS=1,WG_WS_SHARE=15;
-      wgmma_3xtf32:WG_W_SMALL_REGS=1,WG_WS_SHARE=25;
-      wgmma_bf16:WG_WS=1,WG_WS_EXTRA=2 --dtype bfloat16; wgmma_bf16:WG_WS=1,WG_WS_EXTRA=2,TILE_T=64 --dtype bfloat16;
-      wgmma_3xtf32:WG_WS_EXTRA=1; wgmma_3xtf32:WG_WS_EXTRA=2;
-      wgmma_3xtf32:WG_WS_EXTRA=2,TILE_T=16; wgmma_3xtf32:TILE_T=16;
-      wgmma_3xtf32:WG_WS_EXTRA=1 --C-in 64 --C-out 64 --T 4096 --K 3 --dilation 1;
-      wgmma_bf16:TILE_T=64 --dtype bfloat16; wgmma_bf16:TILE_T=64,WG_DW_EXTRA_16=1 --dtype bfloat16;
-      wgmma_bf16:TILE_T=64,WG_Y_TMA_HALF=1 --dtype bfloat16; wgmma_bf16:TILE_T=64,WG_Y_TMA_HALF=1,WG_DW_EXTRA_16=1 --dtype bfloat16"}
-    # KNOB_VARIANTS (env): only the lines of these variants (the whole default plan, 27 builds and 30 A/Bs, takes
-    # more than one device call: docs/ladder.md gives the calls and their order)
+    # (the default plan is the next one to time; the plans already timed are in git's history and docs/ladder.md:
+    # 069c5c4's 30 lines ran on an H100 on 2026-12-05)
+    plan=${KNOB_PLAN:-"wgmma_3xtf32:WG_WS_EXTRA=2; wgmma_3xtf32:WG_WS_EXTRA=2 --K 3; wgmma_3xtf32:WG_WS_EXTRA=2 --K 9 --dilation 1;
+      wgmma_3xtf32:WG_WS_EXTRA=2 --B 64 --T 4096; wgmma_3xtf32:WG_WS_EXTRA=2 --B 2 --T 1000;
+      wgmma_3xtf32:WG_WS_EXTRA=2 --C-in 96 --C-out 72 --T 1000 --K 3 --dilation 3;
+      wgmma_3xtf32:WG_WS_EXTRA=2 --C-in 64 --C-out 64 --T 4096 --K 3 --dilation 1;
+      wgmma_3xtf32:WG_W_SMALL_REGS=1 --B 64 --T 4096; wgmma_3xtf32:WG_W_SMALL_REGS=1 --B 32 --T 2048;
+      wgmma_3xtf32:WG_W_SMALL_REGS=1 --B 16 --T 8192; wgmma_3xtf32:WG_W_SMALL_REGS=1 --B 2 --T 1000;
+      wgmma_tf32:WG_WS_EXTRA=2 --C-in 64 --C-out 64 --T 4096 --K 3 --dilation 1"}
+    # KNOB_VARIANTS (env): only the lines of these variants
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')
     log "knob builds"
@@ -145,6 +138,21 @@ for stage in $stages; do
       log "ab ${sp%%:*} $sp $args"
       timeout 120 python3 fused_jit.py ab "${sp%%:*}" "$sp" --reps ${KNOB_REPS:-200} $args < /dev/null 2>&1 | grep -v -i warn
       rc=${PIPESTATUS[0]}; [ "$rc" = 124 ] && echo "KNOB HUNG OR SLOW: $sp $args (120 s)"; [ "$rc" != 0 ] && echo "ab exit $rc"
+    done ;;
+  targets)
+    # issue 17's measure: a class's kernel against x.clone() of the same dtype, interleaved in one run (`ab SPEC clone`:
+    # the ratio printed is the kernel's time over the clone's, the issue's targets: TF32 <= 1.15, strict <= 1.7, bf16
+    # <= 1.25). TARGET_PLAN (env) as KNOB_PLAN: "SPEC [ab args]" lines, a SPEC a variant, a knob build or modelnew
+    tplan=${TARGET_PLAN:-"modelnew; wgmma_tf32; wgmma_3xtf32; wgmma_3xtf32:WG_WS_EXTRA=2; wgmma_bf16 --dtype bfloat16"}
+    # (the builds first, in parallel; modelnew's is the default variant's, DEFAULT_VARIANT, at the headline)
+    log "target builds"
+    build_specs $(echo "$tplan" | tr ';' '\n' | awk 'NF {print $1}' | sed "s/^modelnew$/$(python3 -c 'import fused_jit as fj; print(fj.DEFAULT_VARIANT)')/" | sort -u)
+    wait
+    echo "$tplan" | tr ';' '\n' | while read -r sp args; do
+      [ -z "$sp" ] && continue
+      log "ab $sp clone $args"
+      timeout 120 python3 fused_jit.py ab "$sp" clone --reps ${KNOB_REPS:-200} $args < /dev/null 2>&1 | grep -v -i warn
+      rc=${PIPESTATUS[0]}; [ "$rc" != 0 ] && echo "ab exit $rc"
     done ;;
   ablate)
     for v in ${ABLATE_VARIANTS:-warp_specialized}; do

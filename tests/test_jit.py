@@ -321,6 +321,24 @@ def test_h200_knob_plan_names_knobs_the_kernels_define():
         assert (a.a, a.b) == (variant, spec) and defines is not None
 
 
+def test_h200_targets_plan_times_each_class_against_the_clone():
+    """scripts/h200.sh's `targets` stage (issue 17's ratios, a kernel against x.clone() in one run): every line of its
+    default plan parses as `ab SPEC clone [args]`, names a variant, a knob build or ModelNew, and the three classes of
+    the issue are there (TF32, strict, bf16 with bf16 I/O)."""
+    import re
+    text = (fj.ROOT / "scripts" / "h200.sh").read_text()
+    plan = re.search(r'tplan=\$\{TARGET_PLAN:-"([^"]*)"\}', text)
+    assert plan, "the targets stage's default plan"
+    from fusedkit.cli import parser
+    names = set()
+    for spec, *args in (ln.split() for ln in plan.group(1).split(";") if ln.strip()):
+        variant, _ = fj.variant_spec(spec)
+        assert variant == "modelnew" or variant in fj.variants(), spec
+        a = parser().parse_args(["ab", spec, "clone", *args])
+        names.add((variant, a.dtype))
+    assert {("wgmma_tf32", "float32"), ("wgmma_3xtf32", "float32"), ("wgmma_bf16", "bfloat16")} <= names
+
+
 def test_sass_diff_sees_a_knob_and_nothing_else():
     """scripts/sass_diff.py (the check that a change leaves the timed kernels' machine code alone): the working tree
     against HEAD's kernels with a knob at its default is identical (exit 0); with the knob changed, the kernel differs
