@@ -29,6 +29,25 @@ VARIANT_ARGS=$(for v in $VARIANTS; do printf -- '--variant %s ' "$v"; done)
 build_specs() {
   for sp in "$@"; do python3 -c "import fused_jit as fj, time; t = time.time(); fj.load(*fj.variant_spec('$sp')); print('built $sp', round(time.time() - t, 1), 's')" & done
 }
+# ab_plan PLAN AGAINST: one `fused_jit.py ab` a line of PLAN ("SPEC [ab shape arguments]", ';' between lines), every
+# build made first, in parallel; AGAINST=tree: SPEC (a knob build) against its variant's tree, AGAINST=clone: SPEC (a
+# variant, a knob build or modelnew, whose build is DEFAULT_VARIANT's) against x.clone(). Each A/B runs under a 120 s
+# timeout, which also catches a setmaxnreg that waits for ever (85fa4b3)
+ab_plan() {
+  local plan=$1 against=$2 def sp args a b rc
+  def=$(python3 -c 'import fused_jit as fj; print(fj.DEFAULT_VARIANT)')
+  log "$against builds"
+  build_specs $(echo "$plan" | tr ';' '\n' | awk -v t="$against" 'NF {print $1; if (t == "tree") {split($1, v, ":"); print v[1]}}' |
+    sed "s/^modelnew$/$def/" | sort -u)
+  wait
+  echo "$plan" | tr ';' '\n' | while read -r sp args; do
+    [ -z "$sp" ] && continue
+    if [ "$against" = tree ]; then a=${sp%%:*} b=$sp; else a=$sp b=clone; fi
+    log "ab $a $b $args"
+    timeout 120 python3 fused_jit.py ab "$a" "$b" --reps ${KNOB_REPS:-200} $args < /dev/null 2>&1 | grep -v -i warn
+    rc=${PIPESTATUS[0]}; [ "$rc" = 124 ] && echo "HUNG OR SLOW: ab $a $b $args (120 s)"; [ "$rc" != 0 ] && echo "ab exit $rc"
+  done
+}
 run_sanitize() {
   log "compute-sanitizer"
   # (a knob build's log is named without ':', '=' and ',': the device tool brings back no file with such a name)
@@ -114,11 +133,9 @@ for stage in $stages; do
     cp results/shape_sweep.png "$OUT/" 2>/dev/null ;;
   knobs)
     # timing experiments against their variant's tree: one line of KNOB_PLAN (env; ';' between lines) a knob build
-    # and the shape arguments of its A/B, "SPEC [ab args]" (default: issue 17's prepared knobs, docs/ladder.md). The
-    # builds run in parallel first; each A/B (`ab`: y against float64, then bit for bit against the tree, then 200
-    # interleaved pairs) runs under a 120 s timeout, which also catches a setmaxnreg that waits for ever (85fa4b3)
-    # (the default plan is the next one to time; the plans already timed are in git's history and docs/ladder.md:
-    # 069c5c4's 30 lines ran on an H100 on 2026-12-05)
+    # and the shape arguments of its A/B, "SPEC [ab args]"; each A/B (`ab`: y against float64, then bit for bit
+    # against the tree, then 200 interleaved pairs) by ab_plan. The default plan is the next one to time; those
+    # already timed are in git's history and docs/ladder.md (069c5c4's 30 lines ran on an H100 on 2026-12-05)
     plan=${KNOB_PLAN:-"wgmma_3xtf32:WG_WS_EXTRA=2; wgmma_3xtf32:WG_WS_EXTRA=2 --K 3; wgmma_3xtf32:WG_WS_EXTRA=2 --K 9 --dilation 1;
       wgmma_3xtf32:WG_WS_EXTRA=2 --B 64 --T 4096; wgmma_3xtf32:WG_WS_EXTRA=2 --B 2 --T 1000;
       wgmma_3xtf32:WG_WS_EXTRA=2 --C-in 96 --C-out 72 --T 1000 --K 3 --dilation 3;
@@ -129,31 +146,13 @@ for stage in $stages; do
     # KNOB_VARIANTS (env): only the lines of these variants
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')
-    log "knob builds"
-    specs=$(echo "$plan" | tr ';' '\n' | awk 'NF {print $1; split($1, a, ":"); print a[1]}' | sort -u)
-    build_specs $specs
-    wait
-    echo "$plan" | tr ';' '\n' | while read -r sp args; do
-      [ -z "$sp" ] && continue
-      log "ab ${sp%%:*} $sp $args"
-      timeout 120 python3 fused_jit.py ab "${sp%%:*}" "$sp" --reps ${KNOB_REPS:-200} $args < /dev/null 2>&1 | grep -v -i warn
-      rc=${PIPESTATUS[0]}; [ "$rc" = 124 ] && echo "KNOB HUNG OR SLOW: $sp $args (120 s)"; [ "$rc" != 0 ] && echo "ab exit $rc"
-    done ;;
+    ab_plan "$plan" tree ;;
   targets)
     # issue 17's measure: a class's kernel against x.clone() of the same dtype, interleaved in one run (`ab SPEC clone`:
     # the ratio printed is the kernel's time over the clone's, the issue's targets: TF32 <= 1.15, strict <= 1.7, bf16
     # <= 1.25). TARGET_PLAN (env) as KNOB_PLAN: "SPEC [ab args]" lines, a SPEC a variant, a knob build or modelnew
     tplan=${TARGET_PLAN:-"modelnew; wgmma_tf32; wgmma_3xtf32; wgmma_3xtf32:WG_WS_EXTRA=2; wgmma_bf16 --dtype bfloat16"}
-    # (the builds first, in parallel; modelnew's is the default variant's, DEFAULT_VARIANT, at the headline)
-    log "target builds"
-    build_specs $(echo "$tplan" | tr ';' '\n' | awk 'NF {print $1}' | sed "s/^modelnew$/$(python3 -c 'import fused_jit as fj; print(fj.DEFAULT_VARIANT)')/" | sort -u)
-    wait
-    echo "$tplan" | tr ';' '\n' | while read -r sp args; do
-      [ -z "$sp" ] && continue
-      log "ab $sp clone $args"
-      timeout 120 python3 fused_jit.py ab "$sp" clone --reps ${KNOB_REPS:-200} $args < /dev/null 2>&1 | grep -v -i warn
-      rc=${PIPESTATUS[0]}; [ "$rc" != 0 ] && echo "ab exit $rc"
-    done ;;
+    ab_plan "$tplan" clone ;;
   ablate)
     for v in ${ABLATE_VARIANTS:-warp_specialized}; do
       log "ablate $v"; timeout 300 python3 scripts/ablate.py $v 2>&1 | grep -v -i warn

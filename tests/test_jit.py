@@ -1,6 +1,7 @@
 """The JIT: every kernel compiles through load (also without a GPU), edits rebuild, the cache is fast in a
 new process, compiler errors name kernels/ file:line, and a build killed mid-way does not wedge the next."""
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -299,15 +300,18 @@ def test_fast_div_equals_integer_division(tmp_path):
     assert run.returncode == 0 and "wrong 0" in run.stdout, run.stdout[-2000:]
 
 
+def _h200_plan(var: str, env: str) -> list[list[str]]:
+    """A default plan of scripts/h200.sh, `VAR=${ENV:-"..."}`, as its lines' words ("SPEC [ab args]")."""
+    plan = re.search(rf'\b{var}=\$\{{{env}:-"([^"]*)"\}}', (fj.ROOT / "scripts" / "h200.sh").read_text())
+    assert plan, f"h200.sh's default {env}"
+    return [ln.split() for ln in plan.group(1).split(";") if ln.strip()]
+
+
 def test_h200_knob_plan_names_knobs_the_kernels_define():
     """scripts/h200.sh's `knobs` stage: its default plan parses (each line a variant spec and `ab`'s shape arguments),
     and every knob it sets is one its variant's sources read, so a renamed knob fails here, not on the GPU."""
-    import re
-    text = (fj.ROOT / "scripts" / "h200.sh").read_text()
     assert subprocess.run(["bash", "-n", str(fj.ROOT / "scripts" / "h200.sh")]).returncode == 0
-    plan = re.search(r'plan=\$\{KNOB_PLAN:-"([^"]*)"\}', text)
-    assert plan, "the knobs stage's default plan"
-    lines = [ln.split() for ln in plan.group(1).split(";") if ln.strip()]
+    lines = _h200_plan("plan", "KNOB_PLAN")
     assert len(lines) >= 5
     from fusedkit.cli import parser
     for spec, *args in lines:
@@ -325,13 +329,9 @@ def test_h200_targets_plan_times_each_class_against_the_clone():
     """scripts/h200.sh's `targets` stage (issue 17's ratios, a kernel against x.clone() in one run): every line of its
     default plan parses as `ab SPEC clone [args]`, names a variant, a knob build or ModelNew, and the three classes of
     the issue are there (TF32, strict, bf16 with bf16 I/O)."""
-    import re
-    text = (fj.ROOT / "scripts" / "h200.sh").read_text()
-    plan = re.search(r'tplan=\$\{TARGET_PLAN:-"([^"]*)"\}', text)
-    assert plan, "the targets stage's default plan"
     from fusedkit.cli import parser
     names = set()
-    for spec, *args in (ln.split() for ln in plan.group(1).split(";") if ln.strip()):
+    for spec, *args in _h200_plan("tplan", "TARGET_PLAN"):
         variant, _ = fj.variant_spec(spec)
         assert variant == "modelnew" or variant in fj.variants(), spec
         a = parser().parse_args(["ab", spec, "clone", *args])
