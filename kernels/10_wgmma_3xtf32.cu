@@ -39,13 +39,13 @@
 //   What would close it: the producers' depthwise (8 warps, the accurate SiLU, two rounded stores per
 //   output) bounds the loop as in rung 09's warp-specialized build; W_pw's small parts out of smem (a 2-CTA
 //   cluster splitting C_out, or A from registers) for two x slots; fewer instructions per depthwise output.
-//   Prepared, not yet timed (docs/ladder.md, "Prepared 2026-12-04, near midnight"): WG_WS_EXTRA=1 or 2, three or four
-//   producer warpgroups at 64 registers and the consumers at 144 or 112 (setmaxnreg), no spill where the tree's 128
-//   spill 8 bytes (logs/2026-12-04_e9fc64f_ws_extra_split_ptxas.txt); with TILE_T=16 two x slots fit. Predicted: the
-//   producers' share of a tile's chain shorter by a third to a half, 10-25% at the headline; `scripts/h200.sh knobs`
-//   times them. Also prepared (docs/ladder.md, "Prepared 2026-12-05"): WG_W_SMALL_REGS=1, W_pw's small parts as the
-//   consumers' register A operand (64 registers a thread; producers 64 / consumers 192 by setmaxnreg), so that two x
-//   slots fit (smem 173 KiB); ptxas: no spill (logs/2026-12-05_33388f4_small_regs_ptxas.txt). Predicted 15-35%.
+//   Since 2026-12-05 the default has four producer warpgroups (WG_WS_EXTRA=2, below: producers at 64 registers, the
+//   consumers at 112 by setmaxnreg, no spill where the old form's 128 spilled 8 bytes,
+//   logs/2026-12-04_e9fc64f_ws_extra_split_ptxas.txt). Predicted 10-25% at the headline (the producers' share of a
+//   tile's chain shorter by a third to a half); measured 7.3-7.7% (H100, two runs): below the prediction, the
+//   consumers' MMA and stores now bound the chain. WG_W_SMALL_REGS=1 (W_pw's small parts as the consumers' register A
+//   operand, two x slots; an experiment, off): H100 ab 1.19 at B 64 T 4096, 1.11 at B 32, 1.18 at T 8192, 1.01 at the
+//   headline, 0.88 at B 2 T 1000 (docs/ladder.md): it pays only where a block runs many tiles.
 // Shape limits: as rung 09 (fused_unsupported): an sm_90 GPU, fp32 x with T % 4 == 0 and 16-byte alignment,
 //   dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other shape to
 //   the next strict rung (06, then 04).
@@ -57,6 +57,13 @@
 #endif
 #ifndef WG_L2_PREFETCH
 #define WG_L2_PREFETCH 2
+#endif
+// Four producer warpgroups (wgmma.cuh's WG_WS_EXTRA=2; 0 is the two-producer form of 2026-12-03..05), since 2026-12-05:
+// ab against that form on an H100 (no H200 lent), y bit for bit the same: 1.073 at the headline, 1.056 at K 3, 1.078 at
+// K 9 d 1, 1.119 at B 64 T 4096, 1.013 at B 2 T 1000, 1.034 at C 96->72 T 1000 K 3 d 3, 0.974 at C 64 T 4096 K 3 d 1
+// (logs/2026-12-05_6162464_targets_knobs_h100.log; 1.077 at the headline in 069c5c4's run).
+#ifndef WG_WS_EXTRA
+#define WG_WS_EXTRA 2
 #endif
 // Eager's SiLU as common.cuh's silu_nocall (the same float32 bits at every input, no slow-path call): 39.26 ->
 // 36.61 us in one ab (2026-12-03, logs/2026-12-03_5457865_silu_nocall_ab.log); FUSED_SILU_NOCALL=0 is the old form.

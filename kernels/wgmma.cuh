@@ -147,7 +147,7 @@
                          // K 3 d 1 (C 64, T 4096) 1.057 (logs/2026-12-04_3e2c7b2_fast_div_fixed_k_ab.log). 0: none
 #endif
 #ifndef WG_WS_EXTRA
-#define WG_WS_EXTRA 0  // (a timing experiment, not yet timed: docs/ladder.md) wg_ws_kernel: this many more producer
+#define WG_WS_EXTRA 0  // (rung 10 sets 2; an experiment elsewhere: docs/ladder.md) wg_ws_kernel: this many more producer
                        // warpgroups (2 + WG_WS_EXTRA producers, 2 consumers), registers moved by setmaxnreg as in
                        // WG_DW_EXTRA's block (producers WG_DW_REGS, consumers what they release): the warp-specialized
                        // kernel's producers were too few warps for the depthwise (8 warps: 2.9-3.1 us a tile at the
@@ -157,7 +157,7 @@
                        // (the tree's 128 spill 8 bytes), with 2, 112; neither build spills (ptxas)
 #endif
 #ifndef WG_W_SMALL_REGS
-#define WG_W_SMALL_REGS 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): the split in wg_ws_kernel (rung 10) holds
+#define WG_W_SMALL_REGS 0  // 1 (a timing experiment, timed on an H100 2026-12-05: docs/ladder.md): the split in wg_ws_kernel (rung 10) holds
                            // W_pw's small parts in the consumers' registers, wgmma's A operand for the small*big products
                            // (64 registers a thread), instead of 64 KiB of smem: at TILE_T 32 a second x slot then fits, so
                            // x(n + 2) loads under depthwise(n + 1) instead of one slot's load, then wait. The producers drop
