@@ -77,7 +77,8 @@ def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None,
     """The latest bench row of each variant and baseline (per dtype) on one GPU at one shape (headline by
     default): its time, spread, error, ratio to the floor and speedup over eager timed in the same run
     (NaN where that run did not time eager). Where a variant has rows built with its parameters in
-    results/tuned.json for that GPU, the latest of those: the table shows what `load` builds there now."""
+    results/tuned.json for that GPU, the latest of those: the table shows what `load` builds there now; where none
+    was, the latest row, with `as_tuned` False (the tables mark it: the figure is an earlier parameter set's)."""
     df = read_results() if df is None else df
     shape = dict(shape or HEADLINE)
     if df.empty:
@@ -97,8 +98,7 @@ def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None,
                        for n, d in zip(sel["variant"], sel["defines"])]
     has_tuned = sel.groupby(["variant", "dtype"])["as_tuned"].transform("any")
     pick = sel[sel["as_tuned"] | ~has_tuned]
-    latest = pick.sort_values("timestamp", kind="stable").groupby(["variant", "dtype"]).tail(1).drop(
-        columns="as_tuned").copy()
+    latest = pick.sort_values("timestamp", kind="stable").groupby(["variant", "dtype"]).tail(1).copy()
     order = {n: i for i, n in enumerate(list(BASELINES) + variants())}
     latest["order"] = latest["variant"].map(lambda n: order.get(n, 99))
     latest = latest.sort_values(["order", "dtype"]).drop(columns="order")
@@ -349,8 +349,12 @@ def _table_lines(t: pd.DataFrame, short: bool = False) -> list[str]:
                  "| rung | variant | dtype | median us | p10-p90 us | max diff to eager | rel. err vs fp64 | x floor | "
                  "speedup vs eager |",
                  "|---|---|---|---|---|---|---|---|---|"]
+    stale = []
     for r in t.itertuples():
         rung = f"{variant_info(r.variant).rung:02d}" if r.variant not in BASELINES else "-"
+        if not getattr(r, "as_tuned", True):
+            stale.append(r.variant)
+            r = r._replace(variant=r.variant + " \\*")
         err = "-" if pd.isna(r.rel_err) else f"{r.rel_err:.1e}"
         diff = getattr(r, "max_diff_eager", float("nan"))
         diff = "-" if pd.isna(diff) else f"{diff:.1e}"
@@ -361,6 +365,10 @@ def _table_lines(t: pd.DataFrame, short: bool = False) -> list[str]:
         else:
             lines.append(f"| {rung} | {r.variant} | {r.dtype} | {r.median_us:.1f} | {r.p10_us:.1f}-{r.p90_us:.1f} | "
                          f"{diff} | {err} | {r.x_floor:.2f} | {speedup} |")
+    if stale:
+        lines += ["", f"\\* {', '.join(sorted(set(stale)))}: no bench on this GPU yet with the parameters results/tuned.json "
+                      "gives it today; the row is the latest bench, of an earlier parameter set (docs/results.md says what "
+                      "changed and what the A/B of the change measured)."]
     return lines
 
 

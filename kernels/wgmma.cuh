@@ -161,7 +161,9 @@
                            // W_pw's small parts in the consumers' registers, wgmma's A operand for the small*big products
                            // (64 registers a thread), instead of 64 KiB of smem: at TILE_T 32 a second x slot then fits, so
                            // x(n + 2) loads under depthwise(n + 1) instead of one slot's load, then wait. The producers drop
-                           // to WG_DW_REGS (setmaxnreg) so that the consumers' accumulators and fragments fit
+                           // to WG_DW_REGS (setmaxnreg) so that the consumers' accumulators and fragments fit. H100 ab
+                           // (2026-12-05): with WG_WS_EXTRA=0 against rung 10's default, 0.95 at the headline, 1.07 at
+                           // B 64 T 4096 (~60 tiles a block); with rung 10's WG_WS_EXTRA=2, 0.75-0.79 everywhere
 #endif
 #ifndef WG_DW_LEAN
 #define WG_DW_LEAN 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): the depthwise group loop with fewer instructions

@@ -160,12 +160,15 @@ def test_six_warpgroup_warp_specialized_kernel_equals_the_tree(variant, dtype, k
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rung 10 is sm_90a code")
-@pytest.mark.parametrize("knobs", [dict(WG_W_SMALL_REGS="1"), dict(WG_W_SMALL_REGS="1", WG_WS_EXTRA="1"),
-                                   dict(WG_W_SMALL_REGS="1", TILE_T="16"), dict(WG_W_SMALL_REGS="1", WG_WS_SHARE="15")],
-                         ids=["tile32", "extra1", "tile16", "share15"])
+@pytest.mark.parametrize("knobs", [dict(WG_W_SMALL_REGS="1", WG_WS_EXTRA="0"), dict(WG_W_SMALL_REGS="1", WG_WS_EXTRA="1"),
+                                   dict(WG_W_SMALL_REGS="1"),
+                                   dict(WG_W_SMALL_REGS="1", WG_WS_EXTRA="0", TILE_T="16"),
+                                   dict(WG_W_SMALL_REGS="1", WG_WS_EXTRA="0", WG_WS_SHARE="15")],
+                         ids=["tile32", "extra1", "extra2", "tile16", "share15"])
 def test_split_with_small_w_parts_in_registers_equals_the_tree(knobs):
     """wgmma.cuh's WG_W_SMALL_REGS (a timing experiment, off by default): rung 10's consumers hold W_pw's small parts
-    as wgmma's register A operand instead of in smem (two x slots at TILE_T 32; TILE_T 16, the m64n16k8 form; with the
+    as wgmma's register A operand instead of in smem (two x slots at TILE_T 32; with two, three and four producer
+    warpgroups, four being the tree's; TILE_T 16, the m64n16k8 form; with the
     consumers building 15% of each tile's act a warpgroup, WG_WS_SHARE, which no split build had run). The
     build passes rung 10's battery (NaN-poisoned y, odd shapes, float64 reference), and y is bit for bit the tree's
     (the same small parts, the same products in the same order) where the fragments' rows or columns pass C_out or

@@ -1,4 +1,5 @@
 """results/timings.csv: atomic, locked appends that survive damage and concurrency."""
+import importlib
 import multiprocessing as mp
 
 import fused_jit as fj
@@ -50,7 +51,8 @@ def test_ladder_table_shows_the_tuned_build(tmp_path, monkeypatch):
     gpu, head = "NVIDIA H200", {k: str(v) for k, v in fj.shape_cols(fj.HEADLINE).items()}
     def row(ts, variant, defines, us):
         return {"timestamp": ts, "kind": "bench", "run": ts, "device_name": gpu, "variant": variant,
-                "defines": defines, **head, "dtype": "float32", "median_us": us, "floor_us": 7.9}
+                "defines": defines, **head, "dtype": "float32", "median_us": us, "floor_us": 7.9, "torch": "2.11",
+                "cuda": "13.0", "commit": "abc1234", "n": 200, "p10_us": us, "p90_us": us, "rel_err": 1e-4}
     p = tmp_path / "t.csv"
     fj.append_results([row("2026-01-01T00:00:00", "eager", "", 80.0), row("2026-01-01T00:00:00", "wgmma_tf32", "A=1", 20.0),
                        row("2026-01-02T00:00:00", "eager", "", 81.0), row("2026-01-02T00:00:00", "wgmma_tf32", "A=2", 19.0),
@@ -62,7 +64,11 @@ def test_ladder_table_shows_the_tuned_build(tmp_path, monkeypatch):
     assert t.loc["wgmma_tf32", "median_us"] == 20.0 and t.loc["wgmma_tf32", "speedup_vs_eager"] == 4.0
     assert t.loc["eager", "median_us"] == 81.0 and t.loc["naive", "median_us"] == 3000.0
     tuned.write_text('{"NVIDIA H200": {"wgmma_tf32": {"A": "3"}}}')  # no row built as tuned: the latest
-    assert fj.ladder_table(fj.read_results(p)).set_index("variant").loc["wgmma_tf32", "median_us"] == 19.0
+    t = fj.ladder_table(fj.read_results(p))
+    assert t.set_index("variant").loc["wgmma_tf32", "median_us"] == 19.0
+    lines = importlib.import_module("fusedkit.report")._table_lines(t, short=True)  # ... and the table says it is an earlier parameter set's
+    assert any(ln.startswith("| 09 | wgmma_tf32 \\* |") for ln in lines) and lines[-1].startswith("\\* wgmma_tf32:")
+    assert not any("naive \\*" in ln for ln in lines)
 
 
 def test_trace_timeline_draws_from_a_recorded_csv(tmp_path):
