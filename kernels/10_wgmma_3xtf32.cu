@@ -42,10 +42,11 @@
 //   Since 2026-12-05 the default has four producer warpgroups (WG_WS_EXTRA=2, below: producers at 64 registers, the
 //   consumers at 112 by setmaxnreg, no spill where the old form's 128 spilled 8 bytes,
 //   logs/2026-12-04_e9fc64f_ws_extra_split_ptxas.txt). Predicted 10-25% at the headline (the producers' share of a
-//   tile's chain shorter by a third to a half); measured 7.3-7.7% (H100, two runs): below the prediction: the
-//   rest of a tile's chain (the consumers' MMA and stores) is untouched by it (a reading, not profiled). WG_W_SMALL_REGS=1 (W_pw's small parts as the
-//   consumers' register A operand, two x slots; an experiment, off): with two producer warpgroups, against this default,
-//   H100 ab 0.95 at the headline, 1.01 at ~16 tiles a block, 1.07 at B 64 T 4096; with four, 0.75-0.79 (docs/ladder.md).
+//   tile's chain shorter by a third to a half); measured 7.3-7.7% (H100, two runs): below the prediction: the rest of
+//   a tile's chain (the consumers' MMA and stores) is untouched by it (a reading, not profiled). WG_W_SMALL_REGS=1
+//   (W_pw's small parts as the consumers' register A operand, two x slots; an experiment, off): with two producer
+//   warpgroups, against this default, H100 ab 0.95 at the headline, 1.01 at ~16 tiles a block, 1.07 at B 64 T 4096;
+//   with four, 0.75-0.79 (docs/ladder.md).
 // Shape limits: as rung 09 (fused_unsupported): an sm_90 GPU, fp32 x with T % 4 == 0 and 16-byte alignment,
 //   dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other shape to
 //   the next strict rung (06, then 04).
