@@ -355,7 +355,8 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
     "wgmma_tf32:WG_WS=1"), so two settings of one kernel can be compared.
 
     Both outputs are checked against float64 first, and against each other (same_bits: equal bit for bit, as a
-    faster setting of a kernel that keeps its numbers should be; max_diff_ab otherwise). Then A and B are called
+    faster setting of a kernel that keeps its numbers should be; max_diff_ab otherwise; compared False where one of them
+    is the clone, whose output is x). Then A and B are called
     alternately (A B A B ...), each timed call primed (run once just before, untimed, so its code is in the
     instruction caches as in bench) and preceded by the L2 flush, and the ratio t_A / t_B taken pair by pair; returns the median ratio, its
     95% bootstrap interval and a verdict: A is 'faster' (interval below 1), 'slower' (above 1) or
@@ -397,7 +398,8 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
     result = {"a": a, "b": b, "median_a_us": float(np.median(pairs[:, 0])),
               "median_b_us": float(np.median(pairs[:, 1])), "ratio": float(np.median(ratios)),
               "ci_low": float(lo), "ci_high": float(hi), "verdict": verdict, "rel_err_a": errs[a],
-              "rel_err_b": errs[b], "same_bits": bool(same_bits), "max_diff_ab": float(diff_ab), "n": reps}
+              "rel_err_b": errs[b], "compared": both, "same_bits": bool(same_bits), "max_diff_ab": float(diff_ab),
+              "n": reps}
     if log:
         env = environment(device)
         rows = []
