@@ -1,7 +1,10 @@
 """Place time inside a kernel without counters: build it with stages left out (FUSED_ABLATE bit mask,
 see tc_ws_kernel in kernels/warp_specialized.cuh and kernels/wgmma.cuh) and time each build at the headline shape; differences between
 rows are what a stage costs when the others still run. Outputs of ablated builds are wrong by design.
-Usage: python scripts/ablate.py VARIANT [MASK ...] [--define NAME=VALUE ...]"""
+--baseline clone times x.clone() of the same bytes before and after the builds, in the same run, and prints each
+row's ratio to the first clone's median: a build without the compute stages (mask 3: no depthwise, no MMA) is the
+pipeline's memory skeleton, the least a faster depthwise or GEMM could bring the kernel to.
+Usage: python scripts/ablate.py VARIANT [MASK ...] [--define NAME=VALUE ...] [--dtype bfloat16] [--baseline clone]"""
 import argparse
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -26,19 +29,35 @@ def main() -> int:
     ap.add_argument("masks", nargs="*", type=int, default=[0, 1, 2, 4, 8, 6, 9, 15])
     ap.add_argument("--define", action="append", default=[], help="extra NAME=VALUE (default: the tuned ones)")
     ap.add_argument("--reps", type=int, default=100)
+    ap.add_argument("--dtype", default="float32", help="x's and y's dtype (the baseline's too)")
+    ap.add_argument("--baseline", action="append", default=[], choices=sorted(fj.BASELINES),
+                    help="a baseline timed before and after the builds, in the same run (e.g. clone)")
     a = ap.parse_args()
     base = fj.defines_over_tuned(a.variant, a.define)
     configs = [{**base, "FUSED_ABLATE": m} for m in a.masks]
     with ProcessPoolExecutor(min(len(configs), 8), mp_context=mp.get_context("spawn")) as ex:
         errors = list(ex.map(fj.build_quietly, [a.variant] * len(configs), configs))
-    print(f"{a.variant} {fj.defines_str(base)}  headline {fj.HEADLINE}")
+    print(f"{a.variant} {fj.defines_str(base)}  headline {fj.HEADLINE} {a.dtype}")
+    ref_us = None
+
+    def baselines(when: str):
+        nonlocal ref_us
+        for b in a.baseline:
+            r = fj.bench([], fj.HEADLINE, dtype=a.dtype, reps=a.reps, baselines=(b,), log=False).iloc[0]
+            ref_us = ref_us or r.median_us
+            print(f"{b} ({when}){'':<{max(0, 38 - len(b) - len(when))}} median {r.median_us:8.2f} us  "
+                  f"(p10 {r.p10_us:.2f}, p90 {r.p90_us:.2f})")
+
+    baselines("before")
     for m, d, err in zip(a.masks, configs, errors):
         if err:
             print(f"mask {m:2d} {describe(m):<40} build failed: {err[:200]}")
             continue
-        t = fj.bench([a.variant], fj.HEADLINE, reps=a.reps, baselines=(), log=False, defines=d)
+        t = fj.bench([a.variant], fj.HEADLINE, dtype=a.dtype, reps=a.reps, baselines=(), log=False, defines=d)
         r = t.iloc[0]
-        print(f"mask {m:2d} {describe(m):<40} median {r.median_us:8.2f} us  (p10 {r.p10_us:.2f}, p90 {r.p90_us:.2f})")
+        ratio = f"  {r.median_us / ref_us:.3f}x {a.baseline[0]}" if ref_us else ""
+        print(f"mask {m:2d} {describe(m):<40} median {r.median_us:8.2f} us  (p10 {r.p10_us:.2f}, p90 {r.p90_us:.2f}){ratio}")
+    baselines("after")
     return 0
 
 
