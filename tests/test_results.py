@@ -99,3 +99,38 @@ def test_ablation_picture_draws_from_the_logged_runs(tmp_path):
     r = subprocess.run([sys.executable, str(script), "--out", str(png), str(bad)], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode != 0 and "no 'mask 0 full kernel' line" in (r.stdout + r.stderr)
+
+
+def test_ablation_picture_reads_several_ablations_with_the_clone(tmp_path):
+    """A log of several ablate.py runs with --baseline clone (one header line before each) parses into one section a
+    variant, each with its own full kernel and clone, and draws as ratios to the clone with the class's target."""
+    import importlib.util
+    import subprocess
+    import sys
+    script = fj.ROOT / "scripts" / "plot_ablation.py"
+    spec = importlib.util.spec_from_file_location("plot_ablation", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    log = tmp_path / "2026-12-05_abc1234_ablate.log"
+    log.write_text(
+        "NVIDIA H100 80GB HBM3, 580.159.04, 345 MHz, 1980 MHz, 40\n"
+        "wgmma_wide   headline {'B': 16, 'T': 2048} float32\n"
+        "clone (before)                            median    16.51 us  (p10 15.97, p90 17.38)\n"
+        "mask  0 full kernel                              median    21.74 us  (p10 21.02, p90 22.56)  1.317x clone\n"
+        "mask  3 without depthwise + MMA                  median    19.55 us  (p10 18.91, p90 20.35)  1.184x clone\n"
+        "clone (after)                             median    16.60 us  (p10 16.00, p90 17.57)\n"
+        "wgmma_bf16   headline {'B': 16, 'T': 2048} bfloat16\n"
+        "clone (before)                            median    10.75 us  (p10 10.24, p90 11.65)\n"
+        "mask  0 full kernel                              median    17.95 us  (p10 17.44, p90 18.79)  1.670x clone\n")
+    secs = mod.parse(log)
+    assert [(s["variant"], s["dtype"], s["clone"], len(s["rows"])) for s in secs] == [
+        ("wgmma_wide", "float32", 16.51, 2), ("wgmma_bf16", "bfloat16", 10.75, 1)]
+    assert secs[0]["gpu"] == "NVIDIA H100 80GB HBM3"
+    assert (mod.target("wgmma_wide", "float32"), mod.target("wgmma_3xtf32", "float32"),
+            mod.target("wgmma_bf16", "bfloat16")) == (1.15, 1.7, 1.25)
+    png = tmp_path / "r.png"
+    subprocess.run([sys.executable, str(script), "--out", str(png), str(log)], check=True, capture_output=True, timeout=120)
+    assert png.stat().st_size > 10_000
+    log.write_text(log.read_text().replace("mask  0 full kernel                              median    17.95", "mask  1 x median    17.95"))
+    r = subprocess.run([sys.executable, str(script), "--out", str(png), str(log)], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "no 'mask 0 full kernel' line" in (r.stdout + r.stderr)
