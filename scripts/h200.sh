@@ -2,7 +2,7 @@
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
-#                   [backward_ab] [train] [shapes] [knobs] [targets] [notebooks]
+#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
@@ -150,6 +150,14 @@ for stage in $stages; do
     # <= 1.25). TARGET_PLAN (env) as KNOB_PLAN: "SPEC [ab args]" lines, a SPEC a variant, a knob build or modelnew
     tplan=${TARGET_PLAN:-"modelnew; wgmma_tf32; wgmma_3xtf32; wgmma_bf16 --dtype bfloat16"}
     ab_plan "$tplan" clone ;;
+  skeleton)
+    # the least each class's pipeline can take: its kernel with the depthwise and the MMA left out (scripts/ablate.py
+    # mask 3; 1: the depthwise only; 19: W_pw's fill too) against x.clone() of the same dtype in the same run, beside
+    # the full kernel: a target under the skeleton's ratio is out of reach of any faster compute (2026-12-05, ab64fd8)
+    log "memory skeletons against the clone"
+    timeout 300 python3 scripts/ablate.py wgmma_wide 0 1 3 19 --baseline clone 2>&1 | grep -v -i warn
+    timeout 240 python3 scripts/ablate.py wgmma_3xtf32 0 1 3 --baseline clone 2>&1 | grep -v -i warn
+    timeout 240 python3 scripts/ablate.py wgmma_bf16 0 1 3 --dtype bfloat16 --baseline clone 2>&1 | grep -v -i warn ;;
   ablate)
     for v in ${ABLATE_VARIANTS:-warp_specialized}; do
       log "ablate $v"; timeout 300 python3 scripts/ablate.py $v 2>&1 | grep -v -i warn
