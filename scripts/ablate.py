@@ -4,7 +4,10 @@ rows are what a stage costs when the others still run. Outputs of ablated builds
 --baseline clone times x.clone() of the same bytes before and after the builds, in the same run, and prints each
 row's ratio to the first clone's median: a build without the compute stages (mask 3: no depthwise, no MMA) is the
 pipeline's memory skeleton, the least a faster depthwise or GEMM could bring the kernel to.
-Usage: python scripts/ablate.py VARIANT [MASK ...] [--define NAME=VALUE ...] [--dtype bfloat16] [--baseline clone]"""
+--shape B=33,T=2048 changes the headline's fields; --build-only builds the masks and times nothing (several runs' builds
+can then go in parallel, each in a process of its own).
+Usage: python scripts/ablate.py VARIANT [MASK ...] [--define NAME=VALUE ...] [--dtype bfloat16] [--baseline clone]
+                                [--shape NAME=VALUE,...] [--build-only]"""
 import argparse
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -32,18 +35,31 @@ def main() -> int:
     ap.add_argument("--dtype", default="float32", help="x's and y's dtype (the baseline's too)")
     ap.add_argument("--baseline", action="append", default=[], choices=sorted(fj.BASELINES),
                     help="a baseline timed before and after the builds, in the same run (e.g. clone)")
+    ap.add_argument("--shape", default="", help="fields over the headline's, e.g. B=33,T=2048")
+    ap.add_argument("--build-only", action="store_true", help="build the masks, time nothing")
     a = ap.parse_args()
+    shape = dict(fj.HEADLINE)
+    for kv in filter(None, a.shape.split(",")):
+        k, _, v = kv.partition("=")
+        if k not in shape or not (v.isdigit() or isinstance(shape[k], bool) and v.lower() in ("0", "1", "true", "false")):
+            raise SystemExit(f"--shape: expected NAME=VALUE, NAME one of {', '.join(shape)} and VALUE a whole number "
+                             f"(bias: 0 or 1), got {kv!r}")
+        shape[k] = v.lower() in ("1", "true") if isinstance(shape[k], bool) else int(v)
     base = fj.defines_over_tuned(a.variant, a.define)
     configs = [{**base, "FUSED_ABLATE": m} for m in a.masks]
     with ProcessPoolExecutor(min(len(configs), 8), mp_context=mp.get_context("spawn")) as ex:
         errors = list(ex.map(fj.build_quietly, [a.variant] * len(configs), configs))
-    print(f"{a.variant} {fj.defines_str(base)}  headline {fj.HEADLINE} {a.dtype}")
+    if a.build_only:
+        for m, err in zip(a.masks, errors):
+            print(f"built {a.variant} {fj.defines_str(base)} mask {m}: {err[:200] if err else 'ok'}")
+        return 1 if any(errors) else 0
+    print(f"{a.variant} {fj.defines_str(base)}  headline {shape} {a.dtype}")
     ref_us = None
 
     def baselines(when: str):
         nonlocal ref_us
         for b in a.baseline:
-            r = fj.bench([], fj.HEADLINE, dtype=a.dtype, reps=a.reps, baselines=(b,), log=False).iloc[0]
+            r = fj.bench([], shape, dtype=a.dtype, reps=a.reps, baselines=(b,), log=False).iloc[0]
             ref_us = ref_us or r.median_us
             print(f"{b} ({when}){'':<{max(0, 38 - len(b) - len(when))}} median {r.median_us:8.2f} us  "
                   f"(p10 {r.p10_us:.2f}, p90 {r.p90_us:.2f})")
@@ -53,7 +69,7 @@ def main() -> int:
         if err:
             print(f"mask {m:2d} {describe(m):<40} build failed: {err[:200]}")
             continue
-        t = fj.bench([a.variant], fj.HEADLINE, dtype=a.dtype, reps=a.reps, baselines=(), log=False, defines=d)
+        t = fj.bench([a.variant], shape, dtype=a.dtype, reps=a.reps, baselines=(), log=False, defines=d)
         r = t.iloc[0]
         ratio = f"  {r.median_us / ref_us:.3f}x {a.baseline[0]}" if ref_us else ""
         print(f"mask {m:2d} {describe(m):<40} median {r.median_us:8.2f} us  (p10 {r.p10_us:.2f}, p90 {r.p90_us:.2f}){ratio}")
