@@ -103,7 +103,8 @@ def test_ablation_picture_draws_from_the_logged_runs(tmp_path):
 
 def test_ablation_picture_reads_several_ablations_with_the_clone(tmp_path):
     """A log of several ablate.py runs with --baseline clone (one header line before each) parses into one section a
-    variant, each with its own full kernel and clone, and draws as ratios to the clone with the class's target."""
+    variant, each with its clone, and draws as ratios to the clone with the class's target; an ablation without a full
+    kernel of its own draws too, a log with none is refused."""
     import importlib.util
     import subprocess
     import sys
@@ -123,8 +124,8 @@ def test_ablation_picture_reads_several_ablations_with_the_clone(tmp_path):
         "clone (before)                            median    10.75 us  (p10 10.24, p90 11.65)\n"
         "mask  0 full kernel                              median    17.95 us  (p10 17.44, p90 18.79)  1.670x clone\n")
     secs = mod.parse(log)
-    assert [(s["variant"], s["dtype"], s["clone"], len(s["rows"])) for s in secs] == [
-        ("wgmma_wide", "float32", 16.51, 2), ("wgmma_bf16", "bfloat16", 10.75, 1)]
+    assert [(s["variant"], s["dtype"], s["clone"], len(s["rows"]), s["shape"]["B"]) for s in secs] == [
+        ("wgmma_wide", "float32", 16.51, 2, 16), ("wgmma_bf16", "bfloat16", 10.75, 1, 16)]
     assert secs[0]["gpu"] == "NVIDIA H100 80GB HBM3"
     assert (mod.target("wgmma_wide", "float32"), mod.target("wgmma_3xtf32", "float32"),
             mod.target("wgmma_bf16", "bfloat16")) == (1.15, 1.7, 1.25)
@@ -132,5 +133,7 @@ def test_ablation_picture_reads_several_ablations_with_the_clone(tmp_path):
     subprocess.run([sys.executable, str(script), "--out", str(png), str(log)], check=True, capture_output=True, timeout=120)
     assert png.stat().st_size > 10_000
     log.write_text(log.read_text().replace("mask  0 full kernel                              median    17.95", "mask  1 x median    17.95"))
+    subprocess.run([sys.executable, str(script), "--out", str(png), str(log)], check=True, capture_output=True, timeout=120)
+    log.write_text(log.read_text().replace("mask  0 full kernel                              median    21.74", "mask  1 x median    21.74"))
     r = subprocess.run([sys.executable, str(script), "--out", str(png), str(log)], capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "no 'mask 0 full kernel' line" in (r.stdout + r.stderr)
