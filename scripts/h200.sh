@@ -152,12 +152,15 @@ for stage in $stages; do
     ab_plan "$tplan" clone ;;
   skeleton)
     # the least each class's pipeline can take: its kernel with the depthwise and the MMA left out (scripts/ablate.py
-    # mask 3; 1: the depthwise only; 19: W_pw's fill too) against x.clone() of the same dtype in the same run, beside
+    # mask 3; 1: the depthwise only; 7: x reads alone; 11: y writes alone; 15: neither; 19: W_pw's fill left out
+    # too) against x.clone() of the same dtype in the same run, beside
     # the full kernel: a target under the skeleton's ratio is out of reach of any faster compute (2026-12-05, ab64fd8)
+    # (every build first, in parallel: --build-only; B 33 puts 8 tiles on every SM: with the headline, a fixed part and a
+    # part per round of tiles)
     log "memory skeletons against the clone"
-    timeout 300 python3 scripts/ablate.py wgmma_wide 0 1 3 19 --baseline clone 2>&1 | grep -v -i warn
-    timeout 240 python3 scripts/ablate.py wgmma_3xtf32 0 1 3 --baseline clone 2>&1 | grep -v -i warn
-    timeout 240 python3 scripts/ablate.py wgmma_bf16 0 1 3 --dtype bfloat16 --baseline clone 2>&1 | grep -v -i warn ;;
+    sk_runs=("wgmma_wide 0 1 3 7 11 15 19" "wgmma_3xtf32 0 1 3" "wgmma_bf16 0 1 3 --dtype bfloat16" "wgmma_wide 0 3 --shape B=33")
+    for r in "${sk_runs[@]}"; do timeout 300 python3 scripts/ablate.py $r --build-only 2>&1 | grep -v -i warn & done; wait
+    for r in "${sk_runs[@]}"; do timeout 240 python3 scripts/ablate.py $r --baseline clone 2>&1 | grep -v -i warn; done ;;
   ablate)
     for v in ${ABLATE_VARIANTS:-warp_specialized}; do
       log "ablate $v"; timeout 300 python3 scripts/ablate.py $v 2>&1 | grep -v -i warn
