@@ -5,7 +5,7 @@ as W_pw's fill does, from DRAM after the flush), beside x.clone() of the headlin
 with neither x reads nor y writes (FUSED_ABLATE=15: the launch, W_pw's fill, the tile loop's barriers) and without the
 fill too (31). The skeleton's fixed part (~6.3 us on an H100 at 672476e, ~1.7 us over the clone's) is then split into
 the launch of such a block, the fill, and the block's own set-up.
-    python scripts/launch_cost.py [--reps 200] [--threads 768] [--smem-kb 203]"""
+    python scripts/launch_cost.py [--reps 200] [--threads 768] [--smem-kb 203] [--no-rung]"""
 import argparse
 import hashlib
 import sys
@@ -64,6 +64,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--threads", type=int, default=768, help="the TF32 kernel's block at the headline: 6 warpgroups")
     ap.add_argument("--smem-kb", type=int, default=203, help="its dynamic shared memory, KiB")
+    ap.add_argument("--no-rung", action="store_true", help="leave out rung 13's two builds (minutes of compiling)")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("launch_cost.py times GPU launches: no CUDA device here")
@@ -79,7 +80,7 @@ def main() -> int:
         f"64 KiB fill: {sms} x {a.threads}, {a.smem_kb} KiB smem": lambda: mod.launch(1, sms, a.threads, smem, w),
         "x.clone() (headline)": fj.callable_for("clone", model, x),
     }
-    for mask, what in ((15, "no x reads, no y writes"), (31, "no x reads, no y writes, no W_pw fill")):
+    for mask, what in () if a.no_rung else ((15, "no x reads, no y writes"), (31, "no x reads, no y writes, no W_pw fill")):
         d = {**fj.defines_over_tuned("wgmma_wide", []), "FUSED_ABLATE": mask}
         rows[f"rung 13 FUSED_ABLATE={mask} ({what})"] = fj.callable_for("wgmma_wide", model, x, d)
     t = fj.Timer("cuda").time_interleaved(list(rows.values()), a.reps)
