@@ -2,7 +2,7 @@
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
-#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [notebooks]
+#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
@@ -161,6 +161,11 @@ for stage in $stages; do
     sk_runs=("wgmma_wide 0 1 3 7 11 15 19" "wgmma_3xtf32 0 1 3" "wgmma_bf16 0 1 3 --dtype bfloat16" "wgmma_wide 0 3 --shape B=33")
     for r in "${sk_runs[@]}"; do timeout 300 python3 scripts/ablate.py $r --build-only 2>&1 | grep -v -i warn & done; wait
     for r in "${sk_runs[@]}"; do timeout 240 python3 scripts/ablate.py $r --baseline clone 2>&1 | grep -v -i warn; done ;;
+  launch_cost)
+    # the skeleton's fixed part: empty kernels of the TF32 block's size with and without its shared memory, a 64 KB
+    # fill, the clone (and, without LAUNCH_NO_RUNG=1, rung 13 with neither reads nor writes) under bench's timer
+    log "launch cost (scripts/launch_cost.py)"
+    timeout 300 python3 scripts/launch_cost.py ${LAUNCH_NO_RUNG:+--no-rung} 2>&1 | grep -v -i warn ;;
   ablate)
     for v in ${ABLATE_VARIANTS:-warp_specialized}; do
       log "ablate $v"; timeout 300 python3 scripts/ablate.py $v 2>&1 | grep -v -i warn
