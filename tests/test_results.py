@@ -137,3 +137,34 @@ def test_ablation_picture_reads_several_ablations_with_the_clone(tmp_path):
     log.write_text(log.read_text().replace("mask  0 full kernel                              median    21.74", "mask  1 x median    21.74"))
     r = subprocess.run([sys.executable, str(script), "--out", str(png), str(log)], capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "no 'mask 0 full kernel' line" in (r.stdout + r.stderr)
+
+
+def test_ablate_refuses_a_bad_shape_field_by_name():
+    """scripts/ablate.py --shape: a field that is not the headline's, or a value that is not a whole number, stops the
+    run before any build with a message naming what was expected."""
+    import subprocess
+    import sys
+    script = fj.ROOT / "scripts" / "ablate.py"
+    for bad in ("Q=3", "B=x", "T="):
+        r = subprocess.run([sys.executable, str(script), "wgmma_wide", "3", "--shape", bad], capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode != 0 and "--shape: expected NAME=VALUE" in r.stderr and repr(bad) in r.stderr, (bad, r.stderr)
+
+
+def test_launch_cost_probe_builds_and_says_what_it_needs():
+    """scripts/launch_cost.py's probe extension compiles with the kit's JIT (no GPU needed to build it); on a machine
+    without a GPU the script stops with a message saying so instead of a traceback."""
+    import subprocess
+    import sys
+    import torch
+    sys.path.insert(0, str(fj.ROOT / "scripts"))
+    try:
+        import launch_cost
+    finally:
+        sys.path.pop(0)
+    mod = launch_cost.probe()
+    assert callable(mod.launch)
+    if not torch.cuda.is_available():
+        r = subprocess.run([sys.executable, str(fj.ROOT / "scripts" / "launch_cost.py"), "--no-rung"], capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode != 0 and "no CUDA device here" in r.stderr
