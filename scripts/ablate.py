@@ -32,7 +32,7 @@ def main() -> int:
     ap.add_argument("masks", nargs="*", type=int, default=[0, 1, 2, 4, 8, 6, 9, 15])
     ap.add_argument("--define", action="append", default=[], help="extra NAME=VALUE (default: the tuned ones)")
     ap.add_argument("--reps", type=int, default=100)
-    ap.add_argument("--dtype", default="float32", help="x's and y's dtype (the baseline's too)")
+    ap.add_argument("--dtype", default="float32", choices=list(fj.DTYPES), help="x's and y's dtype (the baseline's too)")
     ap.add_argument("--baseline", action="append", default=[], choices=sorted(fj.BASELINES),
                     help="a baseline timed before and after the builds, in the same run (e.g. clone)")
     ap.add_argument("--shape", default="", help="fields over the headline's, e.g. B=33,T=2048")
