@@ -172,6 +172,16 @@
                       // group instead of derived from j (ptxas rederived them in every group: 6 + 9 instructions at K 5 d 2).
                       // 2: also a loop of its own for shift 0 (fp32), without the per-group branch on the shift
 #endif
+#ifndef WG_ROW_GROUPS
+#define WG_ROW_GROUPS 0  // 1 (a timing experiment: docs/ladder.md): where the x box's 16-byte aligned start lies `shift` columns
+                         // before the tile's first input column (padding % G != 0: bf16 at the headline, shift 4), the
+                         // depthwise's groups are the tile's act rows G j .. G j + G - 1 and each reads its window `shift`
+                         // columns into the 16-byte chunks (one chunk more a group where shift + span passes a chunk), not
+                         // windows from chunk j whose outputs straddle two row groups: TILE_T / G groups a channel
+                         // instead of one more, none partial, each act store at an offset made before the loop (16-bit:
+                         // rows 8 j + i, the swizzle's row term i, instead of each of 8 addresses derived in the group).
+                         // The box itself stays 16-byte aligned (a TMA box start off 16 bytes faulted: rung 13, 2308040)
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -317,12 +327,13 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
 // loop; wg_dw_silu_k's own loop keeps these lines inline, the form whose SASS was timed). SiLU:
 // eager's formula for the split, whose activations must be fp32-exact; otherwise eager's value rounded to the GEMM's
 // type, by the guarded fast form.
-template <typename T, bool kSplit, int D, int K>
+// kOff (WG_ROW_GROUPS): the group's first input lies kOff elements into the window's first 16-byte chunk.
+template <typename T, bool kSplit, int D, int K, int kOff = 0>
 __device__ __forceinline__ void wg_dw_group(const T* xp, const float (&wt)[16 / D + 1], float bias,
                                             float (&v)[16 / sizeof(T)]) {
   using E = WgElem<T>;
   constexpr int G = 16 / static_cast<int>(sizeof(T));
-  constexpr int NQ = ((K - 1) * D + G + G - 1) / G;  // 16-byte loads in the window
+  constexpr int NQ = (kOff + (K - 1) * D + G + G - 1) / G;  // 16-byte loads in the window
   float win[G * NQ];
 #pragma unroll
   for (int q = 0; q < NQ; ++q) wg_load16(xp + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
@@ -331,7 +342,7 @@ __device__ __forceinline__ void wg_dw_group(const T* xp, const float (&wt)[16 / 
 #pragma unroll
   for (int k = 0; k < K; ++k)
 #pragma unroll
-    for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
+    for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[kOff + k * D + i], v[i]);
 #pragma unroll
   for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
   if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
@@ -395,10 +406,12 @@ __device__ __forceinline__ void wg_dw_groups(unsigned char* sAct, uint32_t small
 // the GEMM are exact zeros. K and D are compile-time constants: only the window's 16-byte loads and the
 // taps that exist are issued (the run-time K form issued kKmax predicated taps and window copies: 170-223
 // SASS instructions per 4 outputs at d=2, then 106-110).
+// rows (WG_ROW_GROUPS; the caller's groups are then TT / G a channel): group j is act rows G j .. G j + G - 1, its window
+// `shift` (= the 'same' padding's (G - padding % G) % G, a compile-time constant here) elements into x chunk j.
 template <typename T, bool kSplit, int TT, int D, int K>
 __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small_off, const T* xrow,
                                              const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
-                                             int j1, int shift) {
+                                             int j1, int shift, bool rows = false) {
   using E = WgElem<T>;
   constexpr int G = 16 / static_cast<int>(sizeof(T));
   constexpr int ES = static_cast<int>(sizeof(E));
@@ -415,6 +428,34 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int lo2 = static_cast<int>(chunk & 3u);
   const uint32_t e1 = 128 + 16 * ((lo2 ^ 1) - lo2), e2 = 256 + 16 * ((lo2 ^ 2) - lo2), e3 = 384 + 16 * ((lo2 ^ 3) - lo2);
   const uint32_t base0 = cbase + 16u * chunk, base1 = cbase + 16u * (chunk ^ 4u);  // even / odd groups
+  constexpr int kRowShift = (G - ((K - 1) * D / 2) % G) % G;  // the shift at 'same' padding (rows needs shift > 0)
+  if constexpr (WG_ROW_GROUPS != 0 && kRowShift != 0) {
+    if (rows) {
+      // 16-bit: row 8 j + i's swizzle term is i, so each store lies at 1024 j plus o8[i], made once; fp32: the shift-0
+      // stores above (base0 / base1 and e1..e3)
+      uint32_t o8[G == 8 ? 8 : 1];
+#pragma unroll
+      for (int i = 0; i < (G == 8 ? 8 : 1); ++i) o8[i] = cbase + 128u * i + 16u * (chunk ^ static_cast<uint32_t>(i));
+      for (int j = j0; j < j1; ++j) {
+        float v[G];
+#pragma unroll
+        for (int i = 0; i < G; ++i) v[i] = 0.0f;
+        if (live) wg_dw_group<T, kSplit, D, K, kRowShift>(xrow + G * j, wt, bias, v);
+        if constexpr (G == 8) {
+          unsigned char* b = sAct + 1024u * static_cast<uint32_t>(j);
+#pragma unroll
+          for (int i = 0; i < G; ++i) wg_put_act<E, kSplit>(b + o8[i % (G == 8 ? 8 : 1)], small_off, v[i]);
+        } else {
+          unsigned char* b = sAct + ((j & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(j);
+          wg_put_act<E, kSplit>(b, small_off, v[0]);
+          wg_put_act<E, kSplit>(b + e1, small_off, v[1]);
+          wg_put_act<E, kSplit>(b + e2, small_off, v[2 % G]);
+          wg_put_act<E, kSplit>(b + e3, small_off, v[3 % G]);
+        }
+      }
+      return;
+    }
+  }
   if constexpr (WG_DW_LEAN == 2 && kFastAddr) {
     if (live && shift == 0)
       wg_dw_groups<T, kSplit, TT, D, K, true, true>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk,
@@ -569,13 +610,15 @@ struct WgTiles {
                                             int lo, int hi, int den) const {
     const int64_t xs = static_cast<int64_t>(col_of(t)) * TT - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
-    const int groups = TT / G + (shift > 0 ? 1 : 0);  // per channel row
+    // WG_ROW_GROUPS (the per-K kernels, 'same' padding): groups of act rows, windows `shift` into the chunks
+    const bool rows = WG_ROW_GROUPS && KC > 0 && shift > 0 && p.padding == (KC - 1) * D / 2;
+    const int groups = TT / G + (shift > 0 && !rows ? 1 : 0);  // per channel row
     unsigned char* act = smem + L::off_act + (n & 1) * L::act_stage;
     const T* xrow = reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW;
     if (FUSED_ABLATE & 1) return;
     if constexpr (KC > 0)
       wg_dw_silu_k<T, kSplit, TT, D, KC>(act, L::act_part, xrow, wt, bias, c, live, groups * lo / den,
-                                         groups * hi / den, shift);
+                                         groups * hi / den, shift, rows);
     else
       wg_dw_silu<T, kSplit, TT, D>(p.K, act, L::act_part, xrow, wt, bias, c, live, groups * lo / den,
                                    groups * hi / den, shift);
