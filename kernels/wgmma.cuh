@@ -615,7 +615,9 @@ struct WgTiles {
     const int64_t xs = static_cast<int64_t>(col_of(t)) * TT - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     // WG_ROW_GROUPS (the per-K kernels, 'same' padding): groups of act rows, windows `shift` into the chunks
-    const bool rows = WG_ROW_GROUPS && KC > 0 && shift > 0 && p.padding == (KC - 1) * D / 2;
+    // (a compile-time false where the 'same' padding's shift is 0: those kernels are the form before, instruction for instruction)
+    constexpr bool kRowsAt = WG_ROW_GROUPS && KC > 0 && (G - ((KC > 0 ? KC : 1) - 1) * D / 2 % G) % G != 0;
+    const bool rows = kRowsAt && shift > 0 && p.padding == (KC - 1) * D / 2;
     const int groups = TT / G + (shift > 0 && !rows ? 1 : 0);  // per channel row
     unsigned char* act = smem + L::off_act + (n & 1) * L::act_stage;
     const T* xrow = reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW;
