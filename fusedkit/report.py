@@ -72,10 +72,18 @@ def plot_shape_sweep(df: pd.DataFrame | None = None, device_name: str | None = N
     return fig
 
 
+def _fullest_device(sel: pd.DataFrame) -> str:
+    """The GPU whose bench rows cover the most (variant, dtype) pairs (the latest such GPU on a tie): a partial bench on
+    another GPU (an H100 lent for one call where the ladder was benched on the H200) does not replace the table."""
+    cover = sel.groupby("device_name")[["variant", "dtype"]].apply(lambda g: len(g.drop_duplicates()))
+    last = sel.groupby("device_name")["timestamp"].max()
+    return max(cover.index, key=lambda d: (cover[d], str(last[d])))
+
+
 def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None, shape: dict | None = None,
                  ) -> pd.DataFrame:
-    """The latest bench row of each variant and baseline (per dtype) on one GPU at one shape (headline by
-    default): its time, spread, error, ratio to the floor and speedup over eager timed in the same run
+    """The latest bench row of each variant and baseline (per dtype) on one GPU (by default the one whose rows cover the
+    most variants and dtypes at that shape) at one shape (headline by default): its time, spread, error, ratio to the floor and speedup over eager timed in the same run
     (NaN where that run did not time eager). Where a variant has rows built with its parameters in
     results/tuned.json for that GPU, the latest of those: the table shows what `load` builds there now; where none
     was, the latest row, with `as_tuned` False (the tables mark it: the figure is an earlier parameter set's)."""
@@ -90,7 +98,7 @@ def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None,
         sel = sel[sel[k].astype(str) == str(val)]
     if sel.empty:
         return sel
-    device_name = device_name or sel["device_name"].iloc[-1]
+    device_name = device_name or _fullest_device(sel)
     sel = sel[sel["device_name"] == device_name].copy()
     sel["run"] = _run_ids(sel)
     tuned = tuned_table().get(device_name, {})

@@ -44,9 +44,11 @@
 //   shape (and float32 input) to the next rung that serves it (rung 07 for 16-bit input).
 // Since 2026-12-05 evening: the warp-specialized kernel with four producer warpgroups at TILE_T 64 (WG_WS=1, WG_WS_EXTRA=2;
 //   the form before: wg_kernel at TILE_T 128) and wgmma.cuh's row groups (WG_ROW_GROUPS): ab against that form on an H100
-//   (no H200 lent), y bit for bit the same: 1.113 and 1.128 at the headline, 1.094 at K 3, 1.352 at B 2 T 1000, 1.106 at
-//   B 64 T 4096, 1.057 at C 64 T 4096 K 3 d 1, 1.111 (fp16) at K 7, 1.107 at K 9; against the bf16 clone 1.550x (the form
-//   before 1.735x) (logs/2026-12-05_45c73fb_row_groups_bf16_ws_h100.log). Without the row groups this block measured 1.011.
+//   (no H200 lent), y bit for bit the same: 1.108 and 1.113 at the headline, 1.094 at K 3, 1.352 at B 2 T 1000, 1.106 at
+//   B 64 T 4096, 1.057 at C 64 T 4096 K 3 d 1, 1.111 (fp16) at K 7 d 2, 1.107 at K 9 d 2; against the bf16 clone 1.550x (the
+//   form before 1.735x) (logs/2026-12-05_45c73fb_row_groups_ab_check_sanitize_h100.log, _45c73fb_row_groups_bf16_ws_h100.log);
+//   as the default 1.560x, battery, memcheck and racecheck clean (logs/2026-12-05_92085ee_defaults_check_sanitize_targets_h100.log).
+//   Without the row groups this block had measured 1.011 (069c5c4).
 #ifndef TILE_T
 #define TILE_T 64
 #endif

@@ -71,6 +71,25 @@ def test_ladder_table_shows_the_tuned_build(tmp_path, monkeypatch):
     assert not any("naive \\*" in ln for ln in lines)
 
 
+def test_ladder_table_keeps_the_gpu_with_the_fullest_bench(tmp_path):
+    """A later bench of a few variants on another GPU (an H100 lent for one call) does not replace the table of the
+    GPU whose rows cover more variants; naming that GPU shows its rows."""
+    head = {k: str(v) for k, v in fj.shape_cols(fj.HEADLINE).items()}
+    def row(ts, gpu, variant, us):
+        return {"timestamp": ts, "kind": "bench", "run": ts, "device_name": gpu, "variant": variant, "defines": "",
+                **head, "dtype": "float32", "median_us": us, "floor_us": 7.9, "torch": "2.11", "cuda": "13.0",
+                "commit": "abc1234", "n": 200, "p10_us": us, "p90_us": us, "rel_err": 1e-4}
+    p = tmp_path / "t.csv"
+    fj.append_results([row("2026-01-01T00:00:00", "NVIDIA H200", v, us) for v, us in
+                       [("eager", 80.0), ("naive", 3000.0), ("wgmma_tf32", 20.0)]] +
+                      [row("2026-01-02T00:00:00", "NVIDIA H100 80GB HBM3", v, us) for v, us in [("eager", 87.0), ("modelnew", 21.0)]], p)
+    df = fj.read_results(p)
+    t = fj.ladder_table(df)
+    assert set(t["device_name"]) == {"NVIDIA H200"} and set(t["variant"]) == {"eager", "naive", "wgmma_tf32"}
+    t = fj.ladder_table(df, device_name="NVIDIA H100 80GB HBM3")
+    assert set(t["variant"]) == {"eager", "modelnew"}
+
+
 def test_trace_timeline_draws_from_a_recorded_csv(tmp_path):
     import subprocess
     import sys
