@@ -187,3 +187,41 @@ def test_launch_cost_probe_builds_and_says_what_it_needs():
         r = subprocess.run([sys.executable, str(fj.ROOT / "scripts" / "launch_cost.py"), "--no-rung"], capture_output=True,
                            text=True, timeout=120)
         assert r.returncode != 0 and "no CUDA device here" in r.stderr
+
+
+def test_ab_picture_draws_the_logged_pairs(tmp_path):
+    """scripts/plot_ab.py: each ab's two logged rows are one bar (its ratio and interval from the note), A/Bs against a
+    build and against the clone kept apart, the shape labelled by its difference from the headline; a commit without
+    ab rows is refused by name."""
+    import importlib.util
+    import subprocess
+    import sys
+    script = fj.ROOT / "scripts" / "plot_ab.py"
+    spec = importlib.util.spec_from_file_location("plot_ab", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    head = {k: str(v) for k, v in fj.shape_cols(fj.HEADLINE).items()}
+    def pair(run, a, b, ratio, shape=None, dtype="float32"):
+        note = f"ab {a} vs {b}: ratio {ratio:.4f} [{ratio - 0.01:.4f}, {ratio + 0.01:.4f}] slower; same bits"
+        base = {"kind": "ab", "run": run, "commit": "abc1234", "device_name": "NVIDIA H100 80GB HBM3", "note": note,
+                **head, **(shape or {}), "dtype": dtype, "median_us": 20.0}
+        return [dict(base, variant=a.split(":")[0]), dict(base, variant=b.split(":")[0])]
+    p = tmp_path / "t.csv"
+    fj.append_results(pair("r1", "wgmma_bf16", "wgmma_bf16:X=1", 1.05, dtype="bfloat16")
+                      + pair("r2", "wgmma_bf16", "wgmma_bf16:X=1", 1.10, {"K": "3"}, "bfloat16")
+                      + pair("r3", "wgmma_bf16:X=1", "clone", 1.55, dtype="bfloat16"), p)
+    df = fj.read_results(p)
+    tree = mod.ab_pairs(df, ["abc1234"])
+    assert [(x["b"], x["ratio"], x["shape"]) for x in tree] == [("wgmma_bf16:X=1", 1.05, "bf16"),
+                                                                  ("wgmma_bf16:X=1", 1.10, "K 3, bf16")]
+    clone = mod.ab_pairs(df, ["abc1234"], "clone")
+    assert [(x["a"], x["ratio"], x["lo"]) for x in clone] == [("wgmma_bf16:X=1", 1.55, 1.54)]
+    assert mod.target("wgmma_bf16:X=1", "bfloat16") == 1.25 and mod.target("wgmma_3xtf32", "float32") == 1.7
+    png = tmp_path / "ab.png"
+    for extra in ([], ["--against", "clone"]):
+        subprocess.run([sys.executable, str(script), "--commit", "abc1234", "--name", "x", "--results", str(p),
+                        "--out", str(png), *extra], check=True, capture_output=True, timeout=120)
+        assert png.stat().st_size > 10_000
+    r = subprocess.run([sys.executable, str(script), "--commit", "fffffff", "--name", "x", "--results", str(p),
+                        "--out", str(png)], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "no A/B rows" in (r.stdout + r.stderr)
