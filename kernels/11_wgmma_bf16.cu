@@ -22,7 +22,8 @@
 //   per-block timeline (FUSED_TRACE=1, scripts/trace_case.py) shows the y stores as this rung's largest
 //   phase (each thread's 16 bf16x2 stores; a warp's store covers 8 rows x 16 bytes). History and the knobs
 //   measured and not kept: docs/ladder.md.
-//   Shared memory: 173 KiB dynamic at the headline (W_pw 32 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM.
+//   Shared memory (the form before 2026-12-05 night, TILE_T 128): 173 KiB dynamic at the headline (W_pw 32 + act
+//   2 x 32 + x 2 x 38 KiB) -> 1 block/SM; at TILE_T 64 by the layout's sizes ~110 KiB (W_pw 32 + act 2 x 16 + x 2 x 23 KiB).
 //   Knobs: this file's TILE_T over wgmma.cuh's defaults (WARPGROUPS, WG_X_FIRST, WG_X_SLOTS, WG_WS,
 //   WG_L2_PREFETCH, WG_MIN_BLOCKS) and common.cuh's FUSED_SILU; the tuned set is in results/tuned.json.
 // Since 2026-12-03 y goes out by TMA stores (WG_Y_TMA=1): each warp stages its 16 rows x 64 steps (128 bytes a
@@ -34,15 +35,13 @@
 // Since 2026-12-04 evening wgmma.cuh divides tile indices by a multiply-high, builds the k-steps' descriptors by
 //   adds, and has kernels of their own for K = 3, 5, 7: ab at the headline 19.01 -> 17.76 us (1.070;
 //   logs/2026-12-04_3267093_ct_k_tests_ab.log), bench 17.31 us (logs/2026-12-04_2695b41_tests_bench_shapes_kernelbench.log).
-// Prepared, not yet timed (docs/ladder.md, "Prepared 2026-12-04, near midnight"): WG_DW_EXTRA_16=1 at TILE_T=64, the
-//   six-warpgroup block of rung 09 (the two-warpgroup form, y from registers), a probe of the depthwise's weight here;
-//   WG_WS_EXTRA=2 with WG_WS=1 (four producer warpgroups), also at TILE_T=64, where that kernel's y leaves by TMA
-//   stores ("Prepared 2026-12-05"); WG_Y_TMA_HALF=1, the two-warpgroup form's y by TMA stores at TILE_T=64 (with and
-//   without WG_DW_EXTRA_16). `scripts/h200.sh knobs` times them.
+// Timed on an H100 2026-12-05 and not kept (docs/ladder.md): WG_DW_EXTRA_16=1 at TILE_T=64, WG_Y_TMA_HALF=1 (with and
+//   without it). WG_WS_EXTRA=2 with WG_WS=1 at TILE_T=64 measured 1.011 alone and 1.108-1.113 with wgmma.cuh's row groups:
+//   the default since 2026-12-05 night (below).
 // Shape limits (fused_unsupported): an sm_90 GPU, bfloat16 or float16 x with T % 8 == 0 and 16-byte
 //   alignment, dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other
 //   shape (and float32 input) to the next rung that serves it (rung 07 for 16-bit input).
-// Since 2026-12-05 evening: the warp-specialized kernel with four producer warpgroups at TILE_T 64 (WG_WS=1, WG_WS_EXTRA=2;
+// Since 2026-12-05 night: the warp-specialized kernel with four producer warpgroups at TILE_T 64 (WG_WS=1, WG_WS_EXTRA=2;
 //   the form before: wg_kernel at TILE_T 128) and wgmma.cuh's row groups (WG_ROW_GROUPS): ab against that form on an H100
 //   (no H200 lent), y bit for bit the same: 1.108 and 1.113 at the headline, 1.094 at K 3, 1.352 at B 2 T 1000, 1.106 at
 //   B 64 T 4096, 1.057 at C 64 T 4096 K 3 d 1, 1.111 (fp16) at K 7 d 2, 1.107 at K 9 d 2; against the bf16 clone 1.550x (the

@@ -173,7 +173,7 @@
                       // 2: also a loop of its own for shift 0 (fp32), without the per-group branch on the shift
 #endif
 #ifndef WG_ROW_GROUPS
-#define WG_ROW_GROUPS 1  // (since 2026-12-05 evening; 0: the form before) where the x box's 16-byte aligned start lies `shift` columns
+#define WG_ROW_GROUPS 1  // (since 2026-12-05 night; 0: the form before) where the x box's 16-byte aligned start lies `shift` columns
                          // before the tile's first input column (padding % G != 0: bf16 at the headline, shift 4), the
                          // depthwise's groups are the tile's act rows G j .. G j + G - 1 and each reads its window `shift`
                          // columns into the 16-byte chunks (one chunk more a group where shift + span passes a chunk), not
@@ -181,6 +181,7 @@
                          // instead of one more, none partial, each act store at an offset made before the loop (16-bit:
                          // rows 8 j + i, the swizzle's row term i, instead of each of 8 addresses derived in the group).
                          // The box itself stays 16-byte aligned (a TMA box start off 16 bytes faulted: rung 13, 2308040).
+                         // The per-K kernels (WG_CT_K) at 'same' padding only; the run-time-K kernel keeps the form before.
                          // ab against 0 on an H100, y bit for bit the same: bf16 1.019 at the headline, 1.025 at K 3, 1.055
                          // at B 2 T 1000, 1.030 at B 64 T 4096, 1.049 at C 64 T 4096 K 3 d 1, fp16 1.025 at K 7; TF32
                          // 1.024 at K 3, 1.109 at C 64 T 4096 K 3 d 1, rung 13 1.043 at K 7 d 1; strict 1.082 at K 3; the
