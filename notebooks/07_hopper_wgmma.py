@@ -288,3 +288,21 @@ else:
 # (0.96-0.98x: x's reads then compete with y's writes). The TF32 rounding in one instruction (`cvt.rn.tf32.f32`)
 # with simpler act store addresses bought 0.3-0.75% here in four A/B runs; rung 10, which rounds every activation
 # twice, benched 31.2 us against 33.7 in the run before (separate runs; docs/ladder.md, "Runs of 2026-12-04 night").
+
+# %% [markdown]
+# ## The depthwise's groups on act rows (2026-12-05 night)
+#
+# The depthwise reads x in 16-byte windows from a box whose start is rounded down to 16 bytes (a TMA box that starts
+# off 16 bytes faulted in rung 13). Where the 'same' padding is not a multiple of 16 bytes of x (bf16 at the headline:
+# padding 4, 8 elements to a window), each group of 8 outputs straddled two groups of act rows: 17 groups a channel
+# instead of 16, two of them partial, and each group derived the swizzled address of each of its 8 stores. Now each
+# group is 8 act rows and reads its window 4 elements into the aligned chunks (one 8-byte load more), and its stores
+# lie at offsets made once per thread (`WG_ROW_GROUPS` in `kernels/wgmma.cuh`): ~17% fewer depthwise instructions in
+# the SASS, the same activations in the same order, so y is bit for bit what it was. On an H100 (no H200 was lent):
+# 1.02-1.11x at eleven shapes where it applies, the fp32 headline's kernel unchanged (its padding is a multiple of 4
+# floats). With it, rung 11 as the warp-specialized kernel with four producer warpgroups at TILE_T 64 (1.01x without
+# it) runs 1.06-1.35x faster than its TILE_T 128 form at seven shapes, and is the default: 1.56x the bf16 copy at the
+# headline, from 1.73x. (results/logs/2026-12-05_45c73fb_row_groups_ab_check_sanitize_h100.log,
+# _45c73fb_row_groups_bf16_ws_h100.log; docs/ladder.md, "Runs of 2026-12-05 night".)
+#
+# ![the row groups and rung 11's new form against the tree](../results/ab_row_groups_2026-12-05.png)
