@@ -85,8 +85,9 @@ def test_six_warpgroup_block_for_16_bit_io_equals_the_tree(dtype):
     """wgmma.cuh's WG_DW_EXTRA_16 (a timing experiment, off by default) at TILE_T 64, where rung 11 has the
     two-warpgroup GEMM form (y from registers, not by TMA as at its tuned 128): y bit for bit the tree's (the same
     activations, the same products in the same order, y rounded once) where the six-warpgroup block runs (dilation 2,
-    K 3 and 5, several tiles a block, C_in != C_out, bias off) and where it does not (dilation 1, C_out 64)."""
-    assert_tree_equals_build("wgmma_bf16", {"TILE_T": "64", "WG_DW_EXTRA_16": "1"}, [
+    K 3 and 5, several tiles a block, C_in != C_out, bias off) and where it does not (dilation 1, C_out 64). (wg_kernel's
+    form: WG_WS=0, since rung 11's default is the warp-specialized kernel.)"""
+    assert_tree_equals_build("wgmma_bf16", {"TILE_T": "64", "WG_WS": "0", "WG_WS_EXTRA": "0", "WG_DW_EXTRA_16": "1"}, [
         dict(K=5, dilation=2), dict(K=3, dilation=2), dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2),
         dict(B=2, C_in=128, C_out=96, T=4504, K=3, dilation=2, bias=False), dict(K=5, dilation=1),
         dict(B=2, C_in=64, C_out=64, T=704, K=5, dilation=2)], seed=120, dtype=dtype)
@@ -102,7 +103,8 @@ def test_two_warpgroup_y_by_tma_for_16_bit_io_equals_the_tree(dtype, extra):
     WG_DW_EXTRA_16's six-warpgroup block. The build passes rung 11's battery, and y is bit for bit the tree's (the same
     accumulators, rounded once) where the TMA stores run (C_out 72: box rows past C_out dropped; several tiles a block,
     bias off) and where they do not (T_out % 8 != 0: stores from the accumulators; C_out 64: the four-warpgroup form)."""
-    knobs = {"TILE_T": "64", "WG_Y_TMA_HALF": "1", **({"WG_DW_EXTRA_16": "1"} if extra == "1" else {})}  # the plan's builds
+    knobs = {"TILE_T": "64", "WG_WS": "0", "WG_WS_EXTRA": "0", "WG_Y_TMA_HALF": "1",  # wg_kernel's form (the plan's builds)
+             **({"WG_DW_EXTRA_16": "1"} if extra == "1" else {})}
     table, ok = fj.check("wgmma_bf16", dtypes=[str(dtype).split(".")[1]],
                          defines=fj.defines_over_tuned("wgmma_bf16", knobs))
     assert ok, table[table.status != "pass"].to_string()
@@ -138,16 +140,17 @@ def test_lean_depthwise_equals_the_tree(variant, dtype):
     ("wgmma_tf32", torch.float32, dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="0")),
     ("wgmma_tf32", torch.float32, dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="10")),
     ("wgmma_tf32", torch.float32, dict(WG_WS_EXTRA="2")),
-    ("wgmma_bf16", torch.bfloat16, dict(WG_WS="1", WG_WS_EXTRA="2")),
-    ("wgmma_bf16", torch.bfloat16, dict(WG_WS="1", WG_WS_EXTRA="2", TILE_T="64")),
+    ("wgmma_bf16", torch.bfloat16, dict(TILE_T="128")),
+    ("wgmma_bf16", torch.bfloat16, dict(WG_WS="0", WG_WS_EXTRA="0", TILE_T="128")),
     ("wgmma_3xtf32", torch.float32, dict(WG_WS_EXTRA="1")), ("wgmma_3xtf32", torch.float32, dict(WG_WS_EXTRA="0")),
     ("wgmma_3xtf32", torch.float32, dict(WG_WS_EXTRA="2", TILE_T="16"))],
-    ids=["ws_share0", "ws_share10", "d1_route", "bf16_ws_share0", "bf16_ws_tile64_y_tma", "split_extra1", "split_extra0",
+    ids=["ws_share0", "ws_share10", "d1_route", "bf16_ws_tile128", "bf16_form_before", "split_extra1", "split_extra0",
          "split_extra2_tile16"])
 def test_six_warpgroup_warp_specialized_kernel_equals_the_tree(variant, dtype, knobs):
     """wgmma.cuh's WG_WS_EXTRA (rung 10's default is 2; off elsewhere): wg_ws_kernel with four producer warpgroups
     (registers moved by setmaxnreg), as every tile's kernel (WG_WS=1, consumer shares 0 and 10) and as the dilation-1
-    route, rung 11's (bf16) as every tile's kernel (also at TILE_T 64, where its y leaves by TMA stores), and rung 10's
+    route, rung 11's (bf16; its default since 2026-12-05 night: TILE_T 64, y by TMA stores) against its form at TILE_T 128
+    and against wg_kernel at TILE_T 128 (the form before), and rung 10's
     (the split, whose default has four producer warpgroups) with three and two (the form before 2026-12-05) and four
     at TILE_T 16, where two x slots fit; y bit for bit the tree's (the same activations, the same
     products in the same order) at both GEMM forms' shapes, per-K and run-time-K kernels, padded channels, shifted
