@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .config import HEADLINE, BASELINES, ROOT
+from .config import HEADLINE, BASELINES, FUSED_16BIT, FUSED_TF32, ROOT
 from .registry import variants, variant_info
 from .jit import tuned_table
 from .timing import defines_str, flops, min_bytes
@@ -107,6 +107,11 @@ def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None,
     has_tuned = sel.groupby(["variant", "dtype"])["as_tuned"].transform("any")
     pick = sel[sel["as_tuned"] | ~has_tuned]
     latest = pick.sort_values("timestamp", kind="stable").groupby(["variant", "dtype"]).tail(1).copy()
+    # ModelNew's row was timed with the kernel it runs at that dtype (under PyTorch's defaults): an earlier parameter
+    # set's where that kernel has no row as tuned
+    kernel_ok = {(v, dt): ok for v, dt, ok in zip(latest["variant"], latest["dtype"], latest["as_tuned"])}
+    latest["as_tuned"] = [kernel_ok.get((FUSED_TF32 if dt == "float32" else FUSED_16BIT, dt), ok) if v == "modelnew" else ok
+                          for v, dt, ok in zip(latest["variant"], latest["dtype"], latest["as_tuned"])]
     order = {n: i for i, n in enumerate(list(BASELINES) + variants())}
     latest["order"] = latest["variant"].map(lambda n: order.get(n, 99))
     latest = latest.sort_values(["order", "dtype"]).drop(columns="order")
@@ -374,9 +379,11 @@ def _table_lines(t: pd.DataFrame, short: bool = False) -> list[str]:
             lines.append(f"| {rung} | {r.variant} | {r.dtype} | {r.median_us:.1f} | {r.p10_us:.1f}-{r.p90_us:.1f} | "
                          f"{diff} | {err} | {r.x_floor:.2f} | {speedup} |")
     if stale:
-        lines += ["", f"\\* {', '.join(sorted(set(stale)))}: no bench on this GPU yet with the parameters results/tuned.json "
-                      "gives it today; the row is the latest bench, of an earlier parameter set (docs/results.md says what "
-                      "changed and what the A/B of the change measured)."]
+        kernels = sorted(set(stale) - {"modelnew"})
+        lines += ["", f"\\* {', '.join(kernels + (['modelnew'] if 'modelnew' in stale else []))}: no bench on this GPU yet "
+                      "with the parameters results/tuned.json gives it today" + (" (modelnew: the kernel it runs at that dtype)"
+                      if "modelnew" in stale else "") + "; the row is the latest bench, of an earlier parameter set "
+                      "(docs/results.md says what changed and what the A/B of the change measured)."]
     return lines
 
 

@@ -71,6 +71,29 @@ def test_ladder_table_shows_the_tuned_build(tmp_path, monkeypatch):
     assert not any("naive \\*" in ln for ln in lines)
 
 
+def test_ladder_table_marks_modelnew_with_its_kernel(tmp_path, monkeypatch):
+    """ModelNew's row at a dtype is marked as an earlier parameter set's where the kernel it runs at that dtype has no
+    row built as results/tuned.json gives it (rung 11 after its tuned set changed), and not where that kernel's row
+    is as tuned; the footnote says which kernel that is."""
+    gpu, head = "NVIDIA H200", {k: str(v) for k, v in fj.shape_cols(fj.HEADLINE).items()}
+    def row(variant, dtype, defines, us):
+        ts = "2026-01-01T00:00:00"
+        return {"timestamp": ts, "kind": "bench", "run": ts, "device_name": gpu, "variant": variant, "defines": defines,
+                **head, "dtype": dtype, "median_us": us, "floor_us": 7.9, "torch": "2.11", "cuda": "13.0",
+                "commit": "abc1234", "n": 200, "p10_us": us, "p90_us": us, "rel_err": 1e-4}
+    p = tmp_path / "t.csv"
+    fj.append_results([row("modelnew", "float32", "", 20.0), row(fj.DEFAULT_VARIANT, "float32", "A=1", 20.0),
+                       row("modelnew", "bfloat16", "", 17.0), row("wgmma_bf16", "bfloat16", "TILE_T=128", 17.0)], p)
+    tuned = tmp_path / "tuned.json"
+    tuned.write_text('{"NVIDIA H200": {"%s": {"A": "1"}, "wgmma_bf16": {"TILE_T": "64"}}}' % fj.DEFAULT_VARIANT)
+    monkeypatch.setattr(fusedkit.config, "TUNED_JSON", tuned)
+    t = fj.ladder_table(fj.read_results(p))
+    marked = {(v, dt) for v, dt, ok in zip(t["variant"], t["dtype"], t["as_tuned"]) if not ok}
+    assert marked == {("modelnew", "bfloat16"), ("wgmma_bf16", "bfloat16")}
+    lines = importlib.import_module("fusedkit.report")._table_lines(t, short=True)
+    assert lines[-1].startswith("\\* wgmma_bf16, modelnew:") and "the kernel it runs at that dtype" in lines[-1]
+
+
 def test_ladder_table_keeps_the_gpu_with_the_fullest_bench(tmp_path):
     """A later bench of a few variants on another GPU (an H100 lent for one call) does not replace the table of the
     GPU whose rows cover more variants; naming that GPU shows its rows."""
