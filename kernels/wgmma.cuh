@@ -185,7 +185,8 @@
                          // ab against 0 on an H100, y bit for bit the same: bf16 1.019 at the headline, 1.025 at K 3, 1.055
                          // at B 2 T 1000, 1.030 at B 64 T 4096, 1.049 at C 64 T 4096 K 3 d 1, fp16 1.025 at K 7; TF32
                          // 1.024 at K 3, 1.109 at C 64 T 4096 K 3 d 1, rung 13 1.043 at K 7 d 1; strict 1.082 at K 3; the
-                         // fp32 headline (shift 0) 0.994 (logs/2026-12-05_45c73fb_row_groups_ab_check_sanitize_h100.log)
+                         // fp32 headline 0.994 at 45c73fb, whose K 5 d 2 kernel still held the run-time test (since compiled out where the
+                         // shift is 0: the form before, instruction for instruction) (logs/2026-12-05_45c73fb_row_groups_ab_check_sanitize_h100.log)
 #endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
