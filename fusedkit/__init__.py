@@ -18,7 +18,7 @@
 `import fused_jit as fj` gives all of the public names below.
 """
 from .config import (ROOT, LAUNCHER, HEADLINE, TOLERANCE, DTYPES, DEFAULT_VARIANT, DEFAULT_EXPORT_VARIANT,
-                     FUSED_TF32, FUSED_STRICT, FUSED_16BIT, GENERAL, EAGER, ROUTES, BACKWARDS, DEFAULT_BACKWARD, BASELINES, batch_size,
+                     FUSED_TF32, FUSED_STRICT, FUSED_16BIT, clone_target, GENERAL, EAGER, ROUTES, BACKWARDS, DEFAULT_BACKWARD, BASELINES, batch_size,
                      in_channels, out_channels, length, kernel_size, dilation)
 from .model import Model, get_inputs, get_init_inputs, forward_args, copy_model
 from .registry import Variant, variants, variant_info, tolerance

@@ -65,6 +65,12 @@ TUNED_JSON = ROOT / "results" / "tuned.json"
 FUSED_TF32, FUSED_STRICT, FUSED_16BIT = DEFAULT_VARIANT, "wgmma_3xtf32", "wgmma_bf16"
 
 
+def clone_target(spec: str, dtype: str) -> float:
+    """Issue 17's target for the class of `spec` (a variant, a knob build VARIANT:NAME=V,... or modelnew) in `dtype`: its
+    time over x.clone()'s of the same dtype, timed in the same run. bf16 I/O 1.25, strict (3xTF32) 1.7, TF32 1.15."""
+    return 1.25 if dtype in ("bfloat16", "float16") else 1.7 if "3xtf32" in spec else 1.15
+
+
 GENERAL, EAGER = "general", "eager"
 
 

@@ -379,11 +379,11 @@ def _table_lines(t: pd.DataFrame, short: bool = False) -> list[str]:
             lines.append(f"| {rung} | {r.variant} | {r.dtype} | {r.median_us:.1f} | {r.p10_us:.1f}-{r.p90_us:.1f} | "
                          f"{diff} | {err} | {r.x_floor:.2f} | {speedup} |")
     if stale:
-        kernels = sorted(set(stale) - {"modelnew"})
-        lines += ["", f"\\* {', '.join(kernels + (['modelnew'] if 'modelnew' in stale else []))}: no bench on this GPU yet "
-                      "with the parameters results/tuned.json gives it today" + (" (modelnew: the kernel it runs at that dtype)"
-                      if "modelnew" in stale else "") + "; the row is the latest bench, of an earlier parameter set "
-                      "(docs/results.md says what changed and what the A/B of the change measured)."]
+        names = sorted(set(stale) - {"modelnew"}) + (["modelnew"] if "modelnew" in stale else [])
+        whose = " (modelnew: the kernel it runs at that dtype)" if "modelnew" in stale else ""
+        lines += ["", f"\\* {', '.join(names)}: no bench on this GPU yet with the parameters results/tuned.json gives it "
+                      f"today{whose}; the row is the latest bench, of an earlier parameter set (docs/results.md says what "
+                      "changed and what the A/B of the change measured)."]
     return lines
 
 

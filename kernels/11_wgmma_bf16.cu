@@ -23,7 +23,7 @@
 //   phase (each thread's 16 bf16x2 stores; a warp's store covers 8 rows x 16 bytes). History and the knobs
 //   measured and not kept: docs/ladder.md.
 //   Shared memory (the form before 2026-12-05 night, TILE_T 128): 173 KiB dynamic at the headline (W_pw 32 + act
-//   2 x 32 + x 2 x 38 KiB) -> 1 block/SM; at TILE_T 64 by the layout's sizes ~110 KiB (W_pw 32 + act 2 x 16 + x 2 x 23 KiB).
+//   2 x 32 + x 2 x 38 KiB) -> 1 block/SM; at TILE_T 64 the act and x parts halve (not logged).
 //   Knobs: this file's TILE_T over wgmma.cuh's defaults (WARPGROUPS, WG_X_FIRST, WG_X_SLOTS, WG_WS,
 //   WG_L2_PREFETCH, WG_MIN_BLOCKS) and common.cuh's FUSED_SILU; the tuned set is in results/tuned.json.
 // Since 2026-12-03 y goes out by TMA stores (WG_Y_TMA=1): each warp stages its 16 rows x 64 steps (128 bytes a

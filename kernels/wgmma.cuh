@@ -179,14 +179,16 @@
                          // columns into the 16-byte chunks (one chunk more a group where shift + span passes a chunk), not
                          // windows from chunk j whose outputs straddle two row groups: TILE_T / G groups a channel
                          // instead of one more, none partial, each act store at an offset made before the loop (16-bit:
-                         // rows 8 j + i, the swizzle's row term i, instead of each of 8 addresses derived in the group).
+                         // rows 8 j + i, the swizzle's row term i, instead of each of 8 addresses derived in the group:
+                         // 30 instructions for a group's stores against 55, logs/2026-12-05_1899c50_row_groups_sass_loops.txt).
                          // The box itself stays 16-byte aligned (a TMA box start off 16 bytes faulted: rung 13, 2308040).
                          // The per-K kernels (WG_CT_K) at 'same' padding only; the run-time-K kernel keeps the form before.
                          // ab against 0 on an H100, y bit for bit the same: bf16 1.019 at the headline, 1.025 at K 3, 1.055
                          // at B 2 T 1000, 1.030 at B 64 T 4096, 1.049 at C 64 T 4096 K 3 d 1, fp16 1.025 at K 7; TF32
                          // 1.024 at K 3, 1.109 at C 64 T 4096 K 3 d 1, rung 13 1.043 at K 7 d 1; strict 1.082 at K 3; the
                          // fp32 headline 0.994 at 45c73fb, whose K 5 d 2 kernel still held the run-time test (since compiled out where the
-                         // shift is 0: the form before, instruction for instruction) (logs/2026-12-05_45c73fb_row_groups_ab_check_sanitize_h100.log)
+                         // shift is 0: the form before, instruction for instruction; logs/2026-12-05_92085ee_row_groups_sass_diff.txt)
+                         // (logs/2026-12-05_45c73fb_row_groups_ab_check_sanitize_h100.log)
 #endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
@@ -412,8 +414,11 @@ __device__ __forceinline__ void wg_dw_groups(unsigned char* sAct, uint32_t small
 // the GEMM are exact zeros. K and D are compile-time constants: only the window's 16-byte loads and the
 // taps that exist are issued (the run-time K form issued kKmax predicated taps and window copies: 170-223
 // SASS instructions per 4 outputs at d=2, then 106-110).
+// The depthwise's shift at 'same' padding ((K - 1) D / 2) for groups of G elements: where the 16-byte aligned x box starts,
+// that many columns before the tile's first input (tile starts are multiples of G). WG_ROW_GROUPS works where it is not 0.
+__host__ __device__ constexpr int wg_row_shift(int K, int D, int G) { return (G - (K - 1) * D / 2 % G) % G; }
 // rows (WG_ROW_GROUPS; the caller's groups are then TT / G a channel): group j is act rows G j .. G j + G - 1, its window
-// `shift` (= the 'same' padding's (G - padding % G) % G, a compile-time constant here) elements into x chunk j.
+// wg_row_shift(K, D, G) elements into x chunk j.
 template <typename T, bool kSplit, int TT, int D, int K>
 __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small_off, const T* xrow,
                                              const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
@@ -434,14 +439,15 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   const int lo2 = static_cast<int>(chunk & 3u);
   const uint32_t e1 = 128 + 16 * ((lo2 ^ 1) - lo2), e2 = 256 + 16 * ((lo2 ^ 2) - lo2), e3 = 384 + 16 * ((lo2 ^ 3) - lo2);
   const uint32_t base0 = cbase + 16u * chunk, base1 = cbase + 16u * (chunk ^ 4u);  // even / odd groups
-  constexpr int kRowShift = (G - ((K - 1) * D / 2) % G) % G;  // the shift at 'same' padding (rows needs shift > 0)
+  constexpr int kRowShift = wg_row_shift(K, D, G);
   if constexpr (WG_ROW_GROUPS != 0 && kRowShift != 0) {
     if (rows) {
-      // 16-bit: row 8 j + i's swizzle term is i, so each store lies at 1024 j plus o8[i], made once; fp32: the shift-0
-      // stores above (base0 / base1 and e1..e3)
-      uint32_t o8[G == 8 ? 8 : 1];
+      // 16-bit: row 8 j + i's swizzle term is i, so each store lies at 1024 j plus o8[i], made once (fp32 has no use for
+      // them: the shift-0 stores above, base0 / base1 and e1..e3)
+      constexpr int kO8 = G == 8 ? 8 : 1;
+      uint32_t o8[kO8];
 #pragma unroll
-      for (int i = 0; i < (G == 8 ? 8 : 1); ++i) o8[i] = cbase + 128u * i + 16u * (chunk ^ static_cast<uint32_t>(i));
+      for (int i = 0; i < kO8; ++i) o8[i] = cbase + 128u * i + 16u * (chunk ^ static_cast<uint32_t>(i));
       for (int j = j0; j < j1; ++j) {
         float v[G];
 #pragma unroll
@@ -450,7 +456,7 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
         if constexpr (G == 8) {
           unsigned char* b = sAct + 1024u * static_cast<uint32_t>(j);
 #pragma unroll
-          for (int i = 0; i < G; ++i) wg_put_act<E, kSplit>(b + o8[i % (G == 8 ? 8 : 1)], small_off, v[i]);
+          for (int i = 0; i < G; ++i) wg_put_act<E, kSplit>(b + o8[i], small_off, v[i]);
         } else {
           unsigned char* b = sAct + ((j & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(j);
           wg_put_act<E, kSplit>(b, small_off, v[0]);
@@ -618,7 +624,7 @@ struct WgTiles {
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     // WG_ROW_GROUPS (the per-K kernels, 'same' padding): groups of act rows, windows `shift` into the chunks
     // (a compile-time false where the 'same' padding's shift is 0: those kernels are the form before, instruction for instruction)
-    constexpr bool kRowsAt = WG_ROW_GROUPS && KC > 0 && (G - ((KC > 0 ? KC : 1) - 1) * D / 2 % G) % G != 0;
+    constexpr bool kRowsAt = WG_ROW_GROUPS && KC > 0 && wg_row_shift(KC, D, G) != 0;
     const bool rows = kRowsAt && shift > 0 && p.padding == (KC - 1) * D / 2;
     const int groups = TT / G + (shift > 0 && !rows ? 1 : 0);  // per channel row
     unsigned char* act = smem + L::off_act + (n & 1) * L::act_stage;

@@ -297,8 +297,9 @@ else:
 # padding 4, 8 elements to a window), each group of 8 outputs straddled two groups of act rows: 17 groups a channel
 # instead of 16, two of them partial, and each group derived the swizzled address of each of its 8 stores. Now each
 # group is 8 act rows and reads its window 4 elements into the aligned chunks (one 8-byte load more), and its stores
-# lie at offsets made once per thread (`WG_ROW_GROUPS` in `kernels/wgmma.cuh`): ~17% fewer depthwise instructions in
-# the SASS, the same activations in the same order, so y is bit for bit what it was. On an H100 (no H200 was lent):
+# lie at offsets made once per thread (`WG_ROW_GROUPS` in `kernels/wgmma.cuh`): 30 instructions for a group's stores
+# instead of 55 in the SASS (results/logs/2026-12-05_1899c50_row_groups_sass_loops.txt), the same activations in the
+# same order, so y is bit for bit what it was. On an H100 (no H200 was lent):
 # 1.02-1.11x at eleven shapes where it applies, the fp32 headline's kernel unchanged (its padding is a multiple of 4
 # floats). With it, rung 11 as the warp-specialized kernel with four producer warpgroups at TILE_T 64 (1.01x without
 # it) runs 1.06-1.35x faster than its TILE_T 128 form at seven shapes, and is the default: 1.56x the bf16 copy at the

@@ -20,10 +20,7 @@ NOTE = re.compile(r"^ab (\S+) vs (\S+): ratio ([0-9.]+) \[([0-9.]+), ([0-9.]+)\]
 SHAPE_KEYS = ("B", "C_in", "C_out", "T", "K", "dilation")
 
 
-def target(spec: str, dtype: str) -> float:
-    """Issue 17's target for the class of `spec` (a variant, knob build or modelnew), as a ratio to the clone of the
-    same dtype: bf16 I/O 1.25, strict (3xTF32) 1.7, TF32 1.15."""
-    return 1.25 if dtype in ("bfloat16", "float16") else 1.7 if "3xtf32" in spec else 1.15
+target = fj.clone_target  # issue 17's target of a class, as a ratio to the clone
 
 
 def shape_label(row) -> str:

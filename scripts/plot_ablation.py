@@ -15,6 +15,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from fusedkit.config import clone_target  # noqa: E402
 DEFAULT_LOGS = ["results/logs/2026-12-03_99b1738_ablate_ncu.log", "results/logs/2026-12-03_5273aae_dram_ablate.log"]
 LINE = re.compile(r"^mask\s+(\d+)\s+(.*?)\s+median\s+([0-9.]+) us\s+\(p10 ([0-9.]+), p90 ([0-9.]+)\)")
 HEADER = re.compile(r"^(\w+)\s(.*?)\s*headline (\{[^}]*\})\s*(\w*)")  # ablate.py's first line: variant, defines, shape, dtype
@@ -22,9 +24,7 @@ CLONE = re.compile(r"^clone \(before\)\s+median\s+([0-9.]+) us")
 GPU = re.compile(r"NVIDIA [A-Z]+\d+[^,\n]*")  # nvidia-smi's or torch's name of the GPU, where the log has it
 
 
-def target(variant: str, dtype: str) -> float:
-    """Issue 17's target for the class, as a ratio to the clone of the same dtype: bf16 I/O 1.25, strict 1.7, TF32 1.15."""
-    return 1.25 if dtype in ("bfloat16", "float16") else 1.7 if "3xtf32" in variant else 1.15
+target = clone_target  # issue 17's target of a class, as a ratio to the clone
 
 
 def parse(log: Path) -> list[dict]:

@@ -83,7 +83,7 @@ def test_six_warpgroup_block_equals_the_four_warpgroup_block(variant):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_six_warpgroup_block_for_16_bit_io_equals_the_tree(dtype):
     """wgmma.cuh's WG_DW_EXTRA_16 (a timing experiment, off by default) at TILE_T 64, where rung 11 has the
-    two-warpgroup GEMM form (y from registers, not by TMA as at its tuned 128): y bit for bit the tree's (the same
+    two-warpgroup GEMM form (y from registers, not by TMA as at 128, its form before 2026-12-05 night): y bit for bit the tree's (the same
     activations, the same products in the same order, y rounded once) where the six-warpgroup block runs (dilation 2,
     K 3 and 5, several tiles a block, C_in != C_out, bias off) and where it does not (dilation 1, C_out 64). (wg_kernel's
     form: WG_WS=0, since rung 11's default is the warp-specialized kernel.)"""
