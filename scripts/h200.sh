@@ -2,7 +2,7 @@
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
-#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [notebooks]
+#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [prebuild] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
@@ -97,6 +97,10 @@ for stage in $stages; do
       log "bench fp16"; python3 fused_jit.py bench $(args_for float16) --dtype float16 --no-baselines
     fi ;;
   test) run_tests ;;
+  prebuild)
+    # PREBUILD (env): builds (VARIANT[:NAME=VALUE,...]) the later stages or tests use, made first in parallel processes
+    # (the GPU tests make theirs one after another: 45-65 s each for a knob build)
+    log "prebuild"; build_specs ${PREBUILD:-}; wait ;;
   test_sanitize)
     # the GPU tests and the sanitizers side by side (neither is timed: no timing stage may run beside them); the
     # sanitizers' lines follow the tests'
@@ -135,11 +139,11 @@ for stage in $stages; do
     # timing experiments against their variant's tree: one line of KNOB_PLAN (env; ';' between lines) a knob build
     # and the shape arguments of its A/B, "SPEC [ab args]"; each A/B (`ab`: y against float64, then bit for bit
     # against the tree, then 200 interleaved pairs) by ab_plan. The default plan is the next one to time; those
-    # already timed are in git's history and docs/ladder.md (069c5c4's, 6162464's, 5100a4e's, ab64fd8's and 45c73fb's ran on an H100 on 2026-12-05; this one: rung 11's form before
-    # 2026-12-05 night on the H200, whose tuned set was chosen on the H100, the row groups' share of it, five producers, the consumers building 10% of act each)
-    plan=${KNOB_PLAN:-"wgmma_bf16:TILE_T=128,WG_WS=0,WG_WS_EXTRA=0 --dtype bfloat16; wgmma_bf16:TILE_T=128,WG_WS=0,WG_WS_EXTRA=0 --dtype bfloat16 --B 2 --T 1000;
-      wgmma_bf16:WG_ROW_GROUPS=0 --dtype bfloat16; wgmma_bf16:WG_WS_EXTRA=3 --dtype bfloat16;
-      wgmma_bf16:WG_WS_EXTRA=3 --dtype bfloat16 --B 64 --T 4096; wgmma_bf16:WG_WS_SHARE=10 --dtype bfloat16"}
+    # already timed are in git's history and docs/ladder.md (069c5c4's, 6162464's, 5100a4e's, ab64fd8's, 45c73fb's and da5f1e8's ran on an H100 on 2026-12-05; this one: rung 11's
+    # x slots, every x tile of a block requested at once where a block has at most four (the bf16 headline: 3.9 tiles an SM), and the L2 prefetch)
+    plan=${KNOB_PLAN:-"wgmma_bf16:WG_X_SLOTS=4 --dtype bfloat16; wgmma_bf16:WG_X_SLOTS=4 --dtype bfloat16 --B 64 --T 4096;
+      wgmma_bf16:WG_X_SLOTS=4 --dtype bfloat16 --B 2 --T 1000; wgmma_bf16:WG_X_SLOTS=4 --dtype float16 --K 7;
+      wgmma_bf16:WG_X_SLOTS=3 --dtype bfloat16; wgmma_bf16:WG_L2_PREFETCH=2 --dtype bfloat16"}
     # KNOB_VARIANTS (env): only the lines of these variants
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')
