@@ -48,6 +48,9 @@
 //   form before 1.735x) (logs/2026-12-05_45c73fb_row_groups_ab_check_sanitize_h100.log, _45c73fb_row_groups_bf16_ws_h100.log);
 //   as the default 1.560x, battery, memcheck and racecheck clean (logs/2026-12-05_92085ee_defaults_check_sanitize_targets_h100.log).
 //   Without the row groups this block had measured 1.011 (069c5c4).
+// Timed on an H100 2026-12-05 late and not kept: WG_X_SLOTS=4 (every x tile of a block asked for at its start at the
+//   headline: 0.979, 1.021 at B 64 T 4096), WG_X_SLOTS=3 0.971, WG_L2_PREFETCH=2 0.978
+//   (logs/2026-12-05_43db5f8_x_slots_ab_check_sanitize_tests_h100.log).
 #ifndef TILE_T
 #define TILE_T 64
 #endif
