@@ -24,7 +24,8 @@ from .model import Model, get_inputs, get_init_inputs, forward_args, copy_model
 from .registry import Variant, variants, variant_info, tolerance
 from .jit import (KernelBuildError, cuda_home, build_root, cuda_arch, source_hash, build_plan, tuned_table,
                   tuned_defines, defines_over_tuned, load, load_built, general_kernel, backward_build_spec,
-                  backward_builds)
+                  backward_builds, build_entry)
+from .prebuild import GPU_SUITE_BUILDS, read_build_list, build_one, prebuild
 from .check import (shape_battery, wide_shapes, make_case, reference, eager_output, max_diff, rel_err, gradients, smem_poisoner,
                     tf32_rne, DW_WGRAD_OUTPUTS, dw_wgrad_case, SPLIT_OUTPUTS, split_case, silu_exhaustive, run_variant, check)
 from .routing import (Route, ModelNew, choose_route, preferred_variant, probe_against_eager, eager_forward,

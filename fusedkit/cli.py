@@ -1,8 +1,10 @@
-"""The command line: `python fused_jit.py list | check | bench | ab | sweep | shape-sweep | export | report`."""
+"""The command line: `python fused_jit.py list | check | bench | ab | sweep | shape-sweep | export | report | prebuild`."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 
 import pandas as pd
 import torch
@@ -16,6 +18,7 @@ from .timing import bench, ab
 from .sweeps import sweep, shape_grid, shape_sweep
 from .report import plot_shape_sweep, report
 from .export import export_modelnew
+from .prebuild import GPU_SUITE_BUILDS, prebuild, read_build_list
 
 
 def _shape_args(p: argparse.ArgumentParser):
@@ -73,6 +76,10 @@ def parser() -> argparse.ArgumentParser:
     pss.add_argument("--dtype", action="append", default=None, choices=list(DTYPES), help="only these dtypes")
     pss.add_argument("--reps", type=int, default=30)
     sub.add_parser("report", help="regenerate results/ladder.png and the README results table from the log")
+    pp = sub.add_parser("prebuild", help="make a list of builds first, in parallel (default: the GPU suite's, "
+                                         "tests/gpu_builds.jsonl; FUSED_BUILD_LOG=FILE records a job's list)")
+    pp.add_argument("list", nargs="?", default=None, help="a build list, one JSON entry a line")
+    pp.add_argument("--jobs", type=int, default=None, help="processes at once (default: the CPU count)")
     pt = sub.add_parser("try", help="a new variant in one go: check over the battery, bench beside ModelNew's "
                                     "fused kernel and eager, A/B against that kernel (exit 1 if check fails)")
     pt.add_argument("variant")
@@ -175,6 +182,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"A/B {r['a']} / {r['b']}: {r['ratio']:.4f}  95% CI [{r['ci_low']:.4f}, {r['ci_high']:.4f}]  -> "
               f"{r['a']} is {r['verdict']}")
         return 0
+    if a.cmd == "prebuild":
+        path = a.list or GPU_SUITE_BUILDS
+        t0, results = time.time(), prebuild(read_build_list(path), a.jobs)
+        for entry, err in results:
+            print(f"{'built' if not err else 'FAILED'} {json.dumps(entry, sort_keys=True)}{': ' + err if err else ''}")
+        print(f"{len(results)} builds of {path} in {time.time() - t0:.0f} s, {sum(bool(e) for _, e in results)} failed")
+        return 1 if any(err for _, err in results) else 0
     if a.cmd == "report":
         t = report()
         print(t.to_string(index=False) if not t.empty else "no GPU bench rows at the headline shape yet")

@@ -7,6 +7,7 @@ import functools
 import contextlib
 import hashlib
 import importlib.util
+import json
 import logging
 import os
 import re
@@ -215,7 +216,40 @@ def load(variant: str, defines: dict | None = None, *, kernels_dir: Path | None 
     v = variant_info(variant, kernels_dir)
     if defines is None:
         defines = tuned_defines(variant)
+    if kernels_dir is None:
+        _record_build(variant, defines)
     return load_built(*build_plan(v, defines), verbose)
+
+
+_recorded: set = set()
+
+
+def build_entry(variant: str, defines: dict | None) -> dict:
+    """A build as fusedkit.prebuild lists it: {"variant": V, "knobs": {...}} where `defines` holds the variant's tuned
+    parameters (the knobs: what differs from them, so the entry means the same build on a GPU with another tuned set),
+    {"variant": V, "defines": {...}} where it does not (a build of those defines alone); V "general": the general
+    path's extension with `defines` as its knobs."""
+    defines = {str(k): str(v) for k, v in (defines or {}).items()}
+    if variant == "general":
+        return {"variant": "general", "defines": defines}
+    tuned = tuned_defines(variant)
+    if all(defines.get(k) == str(v) for k, v in tuned.items()):
+        return {"variant": variant, "knobs": {k: v for k, v in defines.items() if tuned.get(k) != v}}
+    return {"variant": variant, "defines": defines}
+
+
+def _record_build(variant: str, defines: dict | None) -> None:
+    """With FUSED_BUILD_LOG set (a file), each build this process asks for, once, as one JSON line (build_entry's form):
+    the list `python fused_jit.py prebuild` makes first, in parallel (scripts/h200.sh's test stage keeps the GPU
+    suite's in tests/gpu_builds.jsonl)."""
+    path = os.environ.get("FUSED_BUILD_LOG")
+    if not path:
+        return
+    line = json.dumps(build_entry(variant, defines), sort_keys=True)
+    if line not in _recorded:
+        _recorded.add(line)
+        with open(path, "a") as f:  # one short write in append mode: whole lines, whichever process writes
+            f.write(line + "\n")
 
 
 def load_built(name: str, arch: str, kwargs: dict, verbose: bool = False):
@@ -363,6 +397,8 @@ def general_kernel(kernels_dir: Path | None = None, defines: dict | None = None)
     earlier commit's, for an A/B of the backward: scripts/backward_ab.py). `defines`: compile-time knobs of the
     backward's kernels and its host code ({"PWDG_TMA_LATE": 2}), #defined ahead of the CUDA and C++ sources: a
     separate build."""
+    if kernels_dir is None:
+        _record_build("general", defines)
     kdir = Path(kernels_dir) if kernels_dir is not None else config.KERNELS_DIR
     return _general_kernel(kdir.resolve(), tuple(sorted((str(k), str(v)) for k, v in (defines or {}).items())))
 

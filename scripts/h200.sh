@@ -56,10 +56,17 @@ run_sanitize() {
   grep -l -E "[1-9][0-9]* (errors|hazards)" /tmp/san_*.log | xargs -r -n1 sh -c 'echo "--- $0"; head -60 $0'
 }
 run_tests() {
+  # the whole suite (no TEST_K): tests/gpu_builds.jsonl's builds first, in parallel (one after another in the tests they
+  # took 45-65 s each: 13 tests in the da5f1e8 run's 500 s); the builds the tests ask for are recorded in
+  # $OUT/gpu_builds.jsonl (FUSED_BUILD_LOG), to refresh that list (a build it misses is made in its test, as before)
+  if [ -z "${TEST_K:-}" ]; then
+    log "prebuild tests/gpu_builds.jsonl"
+    timeout ${PREBUILD_TIMEOUT:-420} python3 fused_jit.py prebuild 2>&1 | grep -v -i warn | grep -v "^built "
+  fi
   log "pytest -m gpu"
   # (sed -u and grep --line-buffered: a run cut short by the device call's limit still leaves every finished test's
   # line in gpu_tests.txt and the log; block-buffered, the aa3bfae run's left none)
-  timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} ${TEST_K:+-k "$TEST_K"} 2>&1 | sed -u "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
+  FUSED_BUILD_LOG=$OUT/gpu_builds.jsonl timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} ${TEST_K:+-k "$TEST_K"} 2>&1 | sed -u "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
     grep --line-buffered -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed"
 }
 {

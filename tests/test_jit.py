@@ -357,3 +357,54 @@ def test_sass_diff_sees_a_knob_and_nothing_else():
     assert same.returncode == 0 and "identical" in same.stdout, same.stdout + same.stderr
     assert changed.returncode == 1 and " differ" in changed.stdout, changed.stdout + changed.stderr
     assert both.returncode == 0 and "identical" in both.stdout, both.stdout + both.stderr
+
+
+def test_build_log_records_each_build_once(tmp_path, monkeypatch):
+    """FUSED_BUILD_LOG: load() and general_kernel() write each build they are asked for, once a process, as a build
+    list entry (the variant's tuned set as knobs over it, other defines whole); nothing is compiled here (load_built
+    stubbed)."""
+    import fusedkit.jit as J
+    log = tmp_path / "builds.jsonl"
+    monkeypatch.setenv("FUSED_BUILD_LOG", str(log))
+    monkeypatch.setattr(J, "_recorded", set())
+    monkeypatch.setattr(J, "load_built", lambda name, arch, kwargs, verbose=False: name)
+    monkeypatch.setattr(J, "_general_kernel", lambda kdir, defines: "general")
+    monkeypatch.setattr(J, "tuned_defines", lambda v: {"TILE_T": "64", "WG_WS": "1"} if v == "wgmma_bf16" else {})
+    J.load("naive")
+    J.load("naive")
+    J.load("wgmma_bf16", J.defines_over_tuned("wgmma_bf16", {"WG_X_SLOTS": 4}))
+    J.load("wgmma_bf16", {"TILE_T": "128"})                  # without the tuned set: a build of these defines alone
+    J.general_kernel(defines={"PWDG_TMA_LATE": 2})
+    J.load("naive", kernels_dir=fj.KERNELS_DIR)               # another copy of kernels/: not the tree's, not recorded
+    assert fj.read_build_list(log) == [
+        {"knobs": {}, "variant": "naive"}, {"knobs": {"WG_X_SLOTS": "4"}, "variant": "wgmma_bf16"},
+        {"defines": {"TILE_T": "128"}, "variant": "wgmma_bf16"}, {"defines": {"PWDG_TMA_LATE": "2"}, "variant": "general"}]
+    assert len(log.read_text().splitlines()) == 4
+
+
+def test_read_build_list_dedupes_and_names_a_bad_line(tmp_path):
+    p = tmp_path / "b.jsonl"
+    p.write_text('{"variant": "naive", "knobs": {}}\n\n{"knobs": {}, "variant": "naive"}\n{"variant": "naive", "knobs": {"A": 1}}\n')
+    with pytest.raises(ValueError, match=r"b.jsonl:4: expected a build entry"):
+        fj.read_build_list(p)
+    p.write_text('{"variant": "naive", "knobs": {}}\n{"knobs": {}, "variant": "naive"}\n')
+    assert fj.read_build_list(p) == [{"variant": "naive", "knobs": {}}]
+    assert fj.prebuild([]) == []
+    assert fj.build_one({"variant": "no_such_rung", "knobs": {}}).startswith("ValueError: unknown variant 'no_such_rung'")
+    p.write_text('{"variant": "no_such_rung", "knobs": {}}\n')
+    r = subprocess.run([sys.executable, str(fj.ROOT / "fused_jit.py"), "prebuild", str(p)], capture_output=True, text=True)
+    assert r.returncode == 1 and "FAILED" in r.stdout and "1 failed" in r.stdout, r.stdout + r.stderr
+
+
+def test_gpu_suite_build_list_names_variants_and_knobs():
+    """tests/gpu_builds.jsonl (what scripts/h200.sh's test stage builds in parallel before the GPU suite): every entry
+    names a variant or the general path, and every knob in it is one a kernel source reads or tests/test_gpu.py names
+    (FUSED_AA, the A/A test's unused define): a list gone stale fails here, not as an hour of builds on the GPU."""
+    entries = fj.read_build_list(fj.GPU_SUITE_BUILDS)
+    assert len(entries) >= 20
+    sources = "".join(p.read_text() for p in fj.KERNELS_DIR.iterdir() if p.suffix in (".cu", ".cuh", ".cpp", ".h"))
+    tests = (fj.ROOT / "tests" / "test_gpu.py").read_text()
+    for e in entries:
+        assert e["variant"] == "general" or e["variant"] in fj.variants(), e
+        for name in e.get("knobs", e.get("defines")):
+            assert re.search(rf"#if(?:ndef)? {name}\b|defined\({name}\)", sources) or name in tests, (e, name)
