@@ -30,6 +30,11 @@ HOST_CFLAGS = ("-O3", "-fopenmp")  # every build's C++ flags (the CPU variant's 
 class KernelBuildError(RuntimeError):
     """A variant failed to compile; the message starts with the compiler's error lines (kernels/ file:line)."""
 
+    def first_error(self) -> str:
+        """The compiler's first error line (the message's second line; the whole message where it has one)."""
+        lines = str(self).splitlines()
+        return lines[1] if len(lines) > 1 else str(self)
+
 
 _cuda_home: list = []
 

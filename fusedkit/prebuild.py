@@ -10,8 +10,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .config import ROOT
-from .jit import KernelBuildError, defines_over_tuned, general_kernel, load
-from .registry import variant_info
+from .jit import KernelBuildError, defines_over_tuned, general_kernel
+from .sweeps import build_quietly
 
 GPU_SUITE_BUILDS = ROOT / "tests" / "gpu_builds.jsonl"
 
@@ -43,20 +43,15 @@ def read_build_list(path: str | Path) -> list[dict]:
 def build_one(entry: dict) -> str:
     """Build one entry (in a worker process): '' on success, else why not (the compiler's first error line, or an
     unknown variant)."""
-    name = entry["variant"]
+    name, params = entry["variant"], entry.get("knobs", entry.get("defines"))
     try:
-        if name == "general":
-            general_kernel(defines=entry["defines"] or None)
-        elif "knobs" in entry:
-            load(name, defines_over_tuned(name, entry["knobs"]))
-        else:
-            variant_info(name)
-            load(name, entry["defines"])
+        if name != "general":
+            return build_quietly(name, defines_over_tuned(name, params) if "knobs" in entry else params)
+        general_kernel(defines=params or None)
         return ""
-    except KernelBuildError as e:
-        lines = str(e).splitlines()
-        return lines[1] if len(lines) > 1 else str(e)
-    except (KeyError, ValueError) as e:  # a variant renamed or removed since the list was written
+    except KernelBuildError as e:  # the general path's (build_quietly returns a variant's)
+        return e.first_error()
+    except ValueError as e:  # a variant renamed or removed since the list was written
         return f"{type(e).__name__}: {e}"
 
 

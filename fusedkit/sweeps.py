@@ -25,7 +25,7 @@ def build_quietly(variant: str, defines: dict) -> str:
         load(variant, defines)
         return ""
     except KernelBuildError as e:
-        return str(e).splitlines()[1] if len(str(e).splitlines()) > 1 else str(e)
+        return e.first_error()
 
 
 SWEEP_CHECK_SHAPES = [HEADLINE, dict(B=3, C_in=64, C_out=64, T=1037, K=5, dilation=2, bias=True),
