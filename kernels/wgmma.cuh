@@ -191,6 +191,19 @@
                          // shift is 0: the form before, instruction for instruction; logs/2026-12-05_92085ee_row_groups_sass_diff.txt)
                          // (logs/2026-12-05_45c73fb_row_groups_ab_check_sanitize_h100.log)
 #endif
+#ifndef WG_SILU_LUT
+#define WG_SILU_LUT 0  // 1 (bf16 x only; a timing experiment: docs/ladder.md): each depthwise output rounded to bf16 (as eager's
+                       // bf16 depthwise writes its output), then eager's SiLU of that bf16 value read from a table in shared
+                       // memory (silu_bf16_table.h: torch's own F.silu of every bf16 value of magnitude in [2^-24, 2^8), 16 KiB,
+                       // copied in at the block's start) instead of computed (the guarded fast form: two MUFU and ~13 instructions
+                       // a value); values outside the table (0, tiny, huge, inf, NaN) take eager's formula behind one rarely taken
+                       // branch a group. Numerics: the activations are eager's SiLU of the bf16-rounded depthwise, not of the
+                       // fp32 one (the default's, one bf16 ulp from eager's at most).
+                       // 2 (for the tests): every value by eager's formula on its bf16 input (what the table holds).
+#endif
+#if WG_SILU_LUT
+#include "silu_bf16_table.h"  // kSiluBf16Table (scripts/gen_silu_lut.py)
+#endif
 #ifndef WG_CHAINS
 #define WG_CHAINS 2  // 3xTF32 only: independent accumulators the big*big products are split over along K
 #endif
@@ -296,6 +309,51 @@ __device__ __forceinline__ void wg_gemm_issue(float (&d)[A][N / 2], uint32_t w_a
   wg_fence_regs(d);
 }
 
+// ---- eager's bf16 SiLU from a table (WG_SILU_LUT) ----
+template <typename T>
+__host__ __device__ constexpr bool wg_lut() { return WG_SILU_LUT != 0 && std::is_same_v<T, __nv_bfloat16>; }
+constexpr uint32_t kSiluLutBase = 0x3380;                  // the first magnitude held: bits & 0x7fff of 2^-24
+constexpr uint32_t kSiluLutMags = 4096;                    // 32 exponents x 128 mantissas: up to 2^8
+constexpr uint32_t kSiluLutBytes = 2 * kSiluLutMags * 2;   // both signs, 16 bits an entry
+constexpr uint32_t kSiluLutOff = (kRows + 2 * TILE_T) * kMaxCin * 2;  // smem: after W_pw and the two bf16 act tiles
+// v[i] <- eager's SiLU of bf16(v[i]) (RNE), as a float holding a bf16 value. Entry 2 (m - kSiluLutBase) + s (byte
+// offset 4 (m - base) + 2 s) holds the value of magnitude bits m and sign s. With a = h - base (h the bf16 bits): a =
+// 0x8000 s + m - base, so the offset is ((a << 2) | (a >> 14)) & 0x3ffe wherever m is held, and m is held exactly where
+// a & 0x7000 is 0 (m - base < 0x1000; m < base wraps a into bits 12-14); the other values' offsets are masked into the
+// table (a load that is not used) and the group takes eager's formula for them behind one branch.
+template <int N>
+__device__ __forceinline__ void wg_silu_lut(float (&v)[N]) {
+#if WG_SILU_LUT
+  extern __shared__ unsigned char wg_smem_raw[];
+  const uint32_t lut = ((static_cast<uint32_t>(__cvta_generic_to_shared(wg_smem_raw)) + 1023u) & ~1023u) + kSiluLutOff;
+  uint32_t h[N], r[N], any = 0;
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    h[i] = __bfloat16_as_ushort(__float2bfloat16_rn(v[i]));
+    const uint32_t a = h[i] - kSiluLutBase;
+    any |= a;
+    uint16_t e;
+    asm("ld.shared.u16 %0, [%1];" : "=h"(e) : "r"(lut + (((a << 2) | (a >> 14)) & 0x3ffeu)));
+    r[i] = e;
+  }
+  if (WG_SILU_LUT == 2 || __builtin_expect((any & 0x7000u) != 0, 0)) {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (WG_SILU_LUT == 2 || ((h[i] - kSiluLutBase) & 0x7000u) != 0)
+        r[i] = __bfloat16_as_ushort(__float2bfloat16_rn(silu(__uint_as_float(h[i] << 16))));
+  }
+#pragma unroll
+  for (int i = 0; i < N; ++i) v[i] = __uint_as_float(r[i] << 16);
+#endif
+}
+// A group's activations, rounded to the GEMM's type: eager's SiLU, by the table (WG_SILU_LUT, bf16 x) or by common.cuh's
+// guarded form.
+template <typename T, int N>
+__device__ __forceinline__ void wg_act_rounded(float (&v)[N]) {
+  if constexpr (wg_lut<T>()) wg_silu_lut(v);
+  else silu_rounded<std::is_same_v<WgElem<T>, float> ? 13 : 16>(v);
+}
+
 // ---- depthwise ----
 // 16 bytes of x from smem -> G floats.
 __device__ __forceinline__ void wg_load16(const float* p, float (&v)[4]) {
@@ -354,7 +412,7 @@ __device__ __forceinline__ void wg_dw_group(const T* xp, const float (&wt)[16 / 
     for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[kOff + k * D + i], v[i]);
 #pragma unroll
   for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
-  if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
+  if constexpr (!kSplit) wg_act_rounded<T>(v);
 }
 // A group's G activations into act rows tt0 .. tt0 + G - 1 (those inside the tile), the swizzle per store.
 template <typename E, bool kSplit, int TT, int G>
@@ -503,7 +561,7 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
           for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
 #pragma unroll
         for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
-        if constexpr (!kSplit) silu_rounded<std::is_same_v<E, float> ? 13 : 16>(v);
+        if constexpr (!kSplit) wg_act_rounded<T>(v);
       }
       const int tt0 = G * j - shift;
       auto put = [&](int tt, float val) {
@@ -558,7 +616,9 @@ struct WgLayout {
   static constexpr int w_copies = kSplit && !wg_small_regs<kSplit>() ? 2 : 1;
   static constexpr uint32_t off_act = w_copies * w_bytes;                    // [W_pw big | W_pw small (in smem)]
   static constexpr uint32_t act_stage = (kSplit ? 2 : 1) * act_part;         // [act big | act small] x 2 stages
-  static constexpr uint32_t off_x = off_act + 2 * act_stage;
+  static constexpr uint32_t lut_bytes = wg_lut<T>() ? kSiluLutBytes : 0;       // WG_SILU_LUT's table, after act
+  static_assert(lut_bytes == 0 || off_act + 2 * act_stage == kSiluLutOff, "WG_SILU_LUT: the table follows act");
+  static constexpr uint32_t off_x = off_act + 2 * act_stage + lut_bytes;
   // x slots: as many of the largest x tiles (C_in = 128, span 16, one chunk of padding) as fit, at most
   // WG_X_SLOTS, at least 1 (a compile-time constant: the slot and mbarrier parity of a tile are then
   // shifts, not divisions where S is a power of 2)
@@ -586,7 +646,17 @@ struct WgTiles {
   __device__ __forceinline__ void issue_x(int n, int64_t t) const {
     if (t < p.n_tiles && !(FUSED_ABLATE & 8)) {
       const int s = n % S;
-      mbar_expect_tx(&xbar[s], static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T));  // zero-filled parts count
+      const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T);  // zero-filled parts count
+#if WG_SILU_LUT
+      if constexpr (wg_lut<T>())
+        if (n == 0) {  // the SiLU table lands with the block's first tile, on its mbarrier
+          mbar_expect_tx(&xbar[s], x_bytes + kSiluLutBytes);
+          bulk_load(smem + kSiluLutOff, kSiluBf16Table, kSiluLutBytes, &xbar[s]);
+          tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : row_of(t));
+          return;
+        }
+#endif
+      mbar_expect_tx(&xbar[s], x_bytes);
       // FUSED_ABLATE 128: every tile's box from batch row 0 (L2 hits after the first: what x's DRAM reads cost)
       tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : row_of(t));
       if (WG_L2_PREFETCH > 0 && n >= S) prefetch(t + static_cast<int64_t>(WG_L2_PREFETCH) * gridDim.x);

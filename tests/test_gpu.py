@@ -917,3 +917,34 @@ def test_operator_passes_opcheck_on_cuda():
         m = fj.ModelNew(c, c, 5, 2).cuda()
         x = torch.randn(B, c, T, device="cuda", requires_grad=True)
         torch.library.opcheck(fj.dwsep_conv1d, (x, m.dw.weight, m.dw.bias, m.pw.weight, m.pw.bias, 2, 4, ""))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the table is PyTorch's CUDA SiLU")
+def test_silu_table_is_torchs_silu():
+    """kernels/silu_bf16_table.h (wgmma.cuh's WG_SILU_LUT) holds, bit for bit, what this torch's F.silu gives on this
+    GPU for each of its bf16 inputs (otherwise: regenerate it with scripts/gen_silu_lut.py)."""
+    from fusedkit.silu_table import read_table, table_inputs
+    got = read_table().view(torch.int16)
+    want = torch.nn.functional.silu(table_inputs().cuda()).view(torch.int16).cpu()
+    assert torch.equal(got, want), f"{int((got != want).sum())} of {got.numel()} entries differ from F.silu"
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rung 11 is sm_90a code")
+def test_silu_table_build_equals_eagers_formula_and_passes_the_battery():
+    """WG_SILU_LUT=1 (rung 11, bf16 x: SiLU of the bf16-rounded depthwise read from the table, values outside it by
+    eager's formula) passes rung 11's battery, and its y is bit for bit WG_SILU_LUT=2's (eager's formula on the same
+    bf16 inputs at every value) where x is scaled so that the depthwise leaves the table (|v| >= 256, tiny values) as
+    well as inside it, at the headline, odd shapes, padded channels, the run-time-K kernel."""
+    lut = fj.defines_over_tuned("wgmma_bf16", {"WG_SILU_LUT": "1"})
+    table, ok = fj.check("wgmma_bf16", defines=lut)
+    assert ok, table[table.status != "pass"].to_string()
+    formula = fj.defines_over_tuned("wgmma_bf16", {"WG_SILU_LUT": "2"})
+    for i, case in enumerate([dict(K=5, dilation=2), dict(K=5, dilation=2, scale=400.0), dict(K=3, dilation=1, scale=1e-7),
+                              dict(K=9, dilation=2, scale=30.0), dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2),
+                              dict(B=2, C_in=40, C_out=72, T=1008, K=7, dilation=1, scale=1e4, bias=False)]):
+        shape = dict(fj.HEADLINE, **{k: v for k, v in case.items() if k != "scale"})
+        model, x = fj.make_case(shape, torch.bfloat16, "cuda", seed=170 + i)
+        x = (x.float() * case.get("scale", 1.0)).to(torch.bfloat16)
+        y = fj.run_variant("wgmma_bf16", model, x, defines=lut)
+        assert torch.equal(y, fj.run_variant("wgmma_bf16", model, x, defines=formula)), case
