@@ -7,6 +7,7 @@ compute: the TF32 rounding (cvt.rn.tf32.f32 on sm_90, whose bits scripts/silu_ex
 form at every input) and the bf16 path's ties-away add and mask."""
 import numpy as np
 import pytest
+import torch
 
 GUARD = 16  # FUSED_SILU_GUARD's default
 
@@ -41,3 +42,19 @@ def test_guard_forms_accept_the_same_values(dropped):
             by_bits, by_distance = accepted_by_bits(u, dropped), accepted_by_distance(u, dropped)
             assert np.array_equal(by_bits, by_distance), hex(int(u[np.argmax(by_bits != by_distance)]))
             assert 0.99 < by_bits.mean() < 1.0  # the guard refuses a few values near each midpoint, not all or none
+
+
+def test_silu_table_holds_the_silu_of_its_inputs():
+    """kernels/silu_bf16_table.h (wgmma.cuh's WG_SILU_LUT; written on a GPU by scripts/gen_silu_lut.py, checked against
+    torch's F.silu there by tests/test_gpu.py): 8192 entries, entry 2 i + s the SiLU of the bf16 value of magnitude bits
+    0x3380 + i and sign s, each within one bf16 ulp of eager's formula in float64 (0 where float32's exp(-x) overflows,
+    x < -88.7, as eager's fp32 formula gives), a table shifted by one entry or with the signs swapped being off by far more."""
+    from fusedkit.silu_table import LUT_MAGS, read_table, table_inputs
+    x = table_inputs().double()
+    got = read_table().double()
+    assert got.numel() == 2 * LUT_MAGS
+    # eager's formula x / (1 + exp(-x)) in float64, except where float32's exp(-x) overflows to inf: eager's -0 there
+    ref = torch.where(-x > 88.72, torch.zeros_like(x), x / (1 + torch.exp(-x)))
+    ulp = torch.ldexp(torch.ones_like(ref), torch.frexp(ref).exponent - 8)  # a bf16 ulp at |ref| (8 significant bits)
+    assert ((got - ref).abs() <= ulp).all()
+    assert float(x.abs().min()) == 2.0 ** -24 and float(x.abs().max()) == 255.0
