@@ -51,6 +51,14 @@
 // Timed on an H100 2026-12-05 late and not kept: WG_X_SLOTS=4 (every x tile of a block asked for at its start at the
 //   headline: 0.979, 1.021 at B 64 T 4096), WG_X_SLOTS=3 0.971, WG_L2_PREFETCH=2 0.978
 //   (logs/2026-12-05_43db5f8_x_slots_ab_check_sanitize_tests_h100.log).
+// Since 2026-12-06 (WG_SILU_LUT=1, bf16 x): each depthwise output rounded to bf16, as eager's bf16 depthwise writes it,
+//   and eager's SiLU of that value read from a 16 KiB table in smem (kernels/silu_bf16_table.h: torch's F.silu of every
+//   bf16 value of magnitude 2^-24 .. 2^8, generated on the GPU by scripts/gen_silu_lut.py), landed with the first x tile;
+//   the depthwise group's common path 143 instructions against 204 (logs/2026-12-05_e321f4f_silu_lut_sass_loops.txt).
+//   Predicted 10-20%; ab on an H100 1.048 at the headline, 1.084 at B 2 T 1000, 1.091 at B 64 T 4096, 1.058 at K 3;
+//   against the bf16 clone 1.494x (the form before 1.567x); y bit for bit eager's at ~75% of the elements (54% before),
+//   max |y - eager| one bf16 ulp in both; battery, memcheck, racecheck clean
+//   (logs/2026-12-06_e321f4f_silu_lut_ab_check_sanitize_kernelbench_h100.log).
 #ifndef TILE_T
 #define TILE_T 64
 #endif
