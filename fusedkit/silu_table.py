@@ -13,11 +13,15 @@ LUT_BASE = 0x3380  # the first magnitude held (bits & 0x7fff of 2^-24); kSiluLut
 LUT_MAGS = 4096  # magnitudes held (32 exponents x 128 mantissas: up to 2^8); kSiluLutMags
 
 
+def _bf16(bits: torch.Tensor) -> torch.Tensor:
+    """16-bit patterns held in int32 (0 .. 0xffff) as a bfloat16 tensor of those bits."""
+    return torch.where(bits >= 1 << 15, bits - (1 << 16), bits).to(torch.int16).view(torch.bfloat16)
+
+
 def table_inputs() -> torch.Tensor:
     """The table's inputs in entry order, a bfloat16 tensor: entry 2 i + s is magnitude LUT_BASE + i with sign s."""
     i = torch.arange(2 * LUT_MAGS, dtype=torch.int32)
-    bits = (LUT_BASE + (i >> 1)) | ((i & 1) << 15)
-    return torch.where(bits >= 1 << 15, bits - (1 << 16), bits).to(torch.int16).view(torch.bfloat16)
+    return _bf16((LUT_BASE + (i >> 1)) | ((i & 1) << 15))
 
 
 def read_table(path=TABLE_HEADER) -> torch.Tensor:
@@ -27,5 +31,4 @@ def read_table(path=TABLE_HEADER) -> torch.Tensor:
     vals = [int(h, 16) for h in re.findall(r"0x([0-9a-fA-F]{4})\b", body)]
     if len(vals) != 2 * LUT_MAGS:
         raise ValueError(f"{path}: expected {2 * LUT_MAGS} 16-bit entries, found {len(vals)}")
-    t = torch.tensor(vals, dtype=torch.int32)
-    return torch.where(t >= 1 << 15, t - (1 << 16), t).to(torch.int16).view(torch.bfloat16)
+    return _bf16(torch.tensor(vals, dtype=torch.int32))

@@ -192,12 +192,13 @@
                          // (logs/2026-12-05_45c73fb_row_groups_ab_check_sanitize_h100.log)
 #endif
 #ifndef WG_SILU_LUT
-#define WG_SILU_LUT 0  // 1 (bf16 x only; a timing experiment: docs/ladder.md): each depthwise output rounded to bf16 (as eager's
-                       // bf16 depthwise writes its output), then eager's SiLU of that bf16 value read from a table in shared
-                       // memory (silu_bf16_table.h: torch's own F.silu of every bf16 value of magnitude in [2^-24, 2^8), 16 KiB,
-                       // copied in at the block's start) instead of computed (the guarded fast form: two MUFU and ~13 instructions
-                       // a value); values outside the table (0, tiny, huge, inf, NaN) take eager's formula behind one rarely taken
-                       // branch a group. Numerics: the activations are eager's SiLU of the bf16-rounded depthwise, not of the
+#define WG_SILU_LUT 0  // 1 (bf16 x only; rung 11 sets it, its default since 2026-12-06: docs/ladder.md): each depthwise output
+                       // rounded to bf16 (as eager's bf16 depthwise writes its output), then eager's SiLU of that bf16 value read
+                       // from a table in shared memory (silu_bf16_table.h: torch's own F.silu of every bf16 value of magnitude in
+                       // [2^-24, 2^8), 16 KiB, landed by one bulk copy with the block's first x tile) instead of computed (the
+                       // guarded fast form: two MUFU a value, 89 of a group's 204 instructions with its guard,
+                       // logs/2026-12-05_e321f4f_silu_lut_sass_loops.txt); values outside the table (0, tiny, huge, inf, NaN) take
+                       // eager's formula behind one rarely taken branch a group. Numerics: the activations are eager's SiLU of the bf16-rounded depthwise, not of the
                        // fp32 one (the default's, one bf16 ulp from eager's at most).
                        // 2 (for the tests): every value by eager's formula on its bf16 input (what the table holds).
 #endif
@@ -646,17 +647,12 @@ struct WgTiles {
   __device__ __forceinline__ void issue_x(int n, int64_t t) const {
     if (t < p.n_tiles && !(FUSED_ABLATE & 8)) {
       const int s = n % S;
-      const uint32_t x_bytes = static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T);  // zero-filled parts count
+      const bool lut = wg_lut<T>() && n == 0;  // WG_SILU_LUT: the SiLU table lands with the block's first tile
+      // (zero-filled parts count)
+      mbar_expect_tx(&xbar[s], static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T) + (lut ? kSiluLutBytes : 0u));
 #if WG_SILU_LUT
-      if constexpr (wg_lut<T>())
-        if (n == 0) {  // the SiLU table lands with the block's first tile, on its mbarrier
-          mbar_expect_tx(&xbar[s], x_bytes + kSiluLutBytes);
-          bulk_load(smem + kSiluLutOff, kSiluBf16Table, kSiluLutBytes, &xbar[s]);
-          tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : row_of(t));
-          return;
-        }
+      if (lut) bulk_load(smem + kSiluLutOff, kSiluBf16Table, kSiluLutBytes, &xbar[s]);
 #endif
-      mbar_expect_tx(&xbar[s], x_bytes);
       // FUSED_ABLATE 128: every tile's box from batch row 0 (L2 hits after the first: what x's DRAM reads cost)
       tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : row_of(t));
       if (WG_L2_PREFETCH > 0 && n >= S) prefetch(t + static_cast<int64_t>(WG_L2_PREFETCH) * gridDim.x);
