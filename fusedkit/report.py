@@ -107,11 +107,21 @@ def ladder_table(df: pd.DataFrame | None = None, device_name: str | None = None,
     has_tuned = sel.groupby(["variant", "dtype"])["as_tuned"].transform("any")
     pick = sel[sel["as_tuned"] | ~has_tuned]
     latest = pick.sort_values("timestamp", kind="stable").groupby(["variant", "dtype"]).tail(1).copy()
-    # ModelNew's row was timed with the kernel it runs at that dtype (under PyTorch's defaults): an earlier parameter
-    # set's where that kernel has no row as tuned
-    kernel_ok = {(v, dt): ok for v, dt, ok in zip(latest["variant"], latest["dtype"], latest["as_tuned"])}
-    latest["as_tuned"] = [kernel_ok.get((FUSED_TF32 if dt == "float32" else FUSED_16BIT, dt), ok) if v == "modelnew" else ok
-                          for v, dt, ok in zip(latest["variant"], latest["dtype"], latest["as_tuned"])]
+    # ModelNew's row was timed with the kernel it runs at that dtype (under PyTorch's defaults), and records neither
+    # that kernel's parameters nor its source: it shows today's kernel only where a bench at the same commit timed that
+    # kernel as tuned, from the source of the kernel's row in the table (a later bench of the kernel alone, after its
+    # tuned set or its source changed, leaves ModelNew's row an earlier kernel's: rung 11 at 5da087f)
+    def _current(commit, dt):
+        kernel = FUSED_TF32 if dt == "float32" else FUSED_16BIT
+        row = latest[(latest["variant"] == kernel) & (latest["dtype"] == dt)]
+        if row.empty or not row["as_tuned"].iloc[0]:
+            return False
+        same = sel[(sel["commit"].astype(str) == str(commit)) & (sel["variant"] == kernel) & (sel["dtype"] == dt)
+                   & sel["as_tuned"]]
+        src = row["source_hash"].iloc[0] if "source_hash" in row else None
+        return bool(len(same)) and (pd.isna(src) or bool((same["source_hash"].astype(str) == str(src)).any()))
+    latest["as_tuned"] = [_current(c, dt) if v == "modelnew" else ok
+                          for v, dt, c, ok in zip(latest["variant"], latest["dtype"], latest["commit"], latest["as_tuned"])]
     order = {n: i for i, n in enumerate(list(BASELINES) + variants())}
     latest["order"] = latest["variant"].map(lambda n: order.get(n, 99))
     latest = latest.sort_values(["order", "dtype"]).drop(columns="order")
@@ -380,7 +390,8 @@ def _table_lines(t: pd.DataFrame, short: bool = False) -> list[str]:
                          f"{diff} | {err} | {r.x_floor:.2f} | {speedup} |")
     if stale:
         names = sorted(set(stale) - {"modelnew"}) + (["modelnew"] if "modelnew" in stale else [])
-        whose = " (modelnew: the kernel it runs at that dtype)" if "modelnew" in stale else ""
+        whose = (" (modelnew: no bench at one commit with the kernel it runs at that dtype as it is "
+                 "built today)") if "modelnew" in stale else ""
         lines += ["", f"\\* {', '.join(names)}: no bench on this GPU yet with the parameters results/tuned.json gives it "
                       f"today{whose}; the row is the latest bench, of an earlier parameter set (docs/results.md says what "
                       "changed and what the A/B of the change measured)."]

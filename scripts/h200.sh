@@ -64,9 +64,11 @@ run_tests() {
     timeout ${PREBUILD_TIMEOUT:-420} python3 fused_jit.py prebuild 2>&1 | grep -v -i warn | grep -v "^built "
   fi
   log "pytest -m gpu"
+  # (console_output_style=times: each test's line ends with its seconds, which a run cut short keeps too: the suite ran ~9 s
+  # a test with its builds in place in 5da087f's H200 calls, ~50 min in all, and the lines say where)
   # (sed -u and grep --line-buffered: a run cut short by the device call's limit still leaves every finished test's
   # line in gpu_tests.txt and the log; block-buffered, the aa3bfae run's left none)
-  FUSED_BUILD_LOG=$OUT/gpu_builds.jsonl timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider ${TEST_ARGS:-} ${TEST_K:+-k "$TEST_K"} 2>&1 | sed -u "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
+  FUSED_BUILD_LOG=$OUT/gpu_builds.jsonl timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -o console_output_style=times -p no:cacheprovider ${TEST_ARGS:-} ${TEST_K:+-k "$TEST_K"} 2>&1 | sed -u "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
     grep --line-buffered -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed"
 }
 {

@@ -92,6 +92,17 @@ def test_ladder_table_marks_modelnew_with_its_kernel(tmp_path, monkeypatch):
     assert marked == {("modelnew", "bfloat16"), ("wgmma_bf16", "bfloat16")}
     lines = importlib.import_module("fusedkit.report")._table_lines(t, short=True)
     assert lines[-1].startswith("\\* wgmma_bf16, modelnew:") and "the kernel it runs at that dtype" in lines[-1]
+    # a later bench of the kernel alone, as tuned, at a later commit (its source changed): ModelNew's row, of the commit
+    # before, still shows the earlier kernel and stays marked; the kernel's row does not
+    later = {**row("wgmma_bf16", "bfloat16", "TILE_T=64", 15.0), "timestamp": "2026-01-02T00:00:00",
+             "run": "2026-01-02T00:00:00", "source_hash": "new", "commit": "def5678"}
+    fj.append_results([later], p)
+    t = fj.ladder_table(fj.read_results(p))
+    marked = {(v, dt) for v, dt, ok in zip(t["variant"], t["dtype"], t["as_tuned"]) if not ok}
+    assert marked == {("modelnew", "bfloat16")}
+    fj.append_results([{**later, "variant": "modelnew", "defines": "", "median_us": 15.5, "source_hash": ""}], p)
+    t = fj.ladder_table(fj.read_results(p))  # ... and once a bench at that commit times ModelNew, neither is
+    assert all(t["as_tuned"]) and t.set_index(["variant", "dtype"]).loc[("modelnew", "bfloat16"), "median_us"] == 15.5
 
 
 def test_ladder_table_keeps_the_gpu_with_the_fullest_bench(tmp_path):
