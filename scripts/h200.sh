@@ -2,7 +2,7 @@
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
-#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [prebuild] [notebooks]
+#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [prebuild] [suite_builds] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
@@ -64,8 +64,8 @@ run_tests() {
     timeout ${PREBUILD_TIMEOUT:-420} python3 fused_jit.py prebuild 2>&1 | grep -v -i warn | grep -v "^built "
   fi
   log "pytest -m gpu"
-  # (console_output_style=times: each test's line ends with its seconds, which a run cut short keeps too: the suite ran ~9 s
-  # a test with its builds in place in 5da087f's H200 calls, ~50 min in all, and the lines say where)
+  # (console_output_style=times: each test's line ends with its seconds, which a run cut short keeps too: 5da087f's H200
+  # calls ran ~9 s a test with builds made inside the tests, their prebuilds cut at 85 and 100 s)
   # (sed -u and grep --line-buffered: a run cut short by the device call's limit still leaves every finished test's
   # line in gpu_tests.txt and the log; block-buffered, the aa3bfae run's left none)
   FUSED_BUILD_LOG=$OUT/gpu_builds.jsonl timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -o console_output_style=times -p no:cacheprovider ${TEST_ARGS:-} ${TEST_K:+-k "$TEST_K"} 2>&1 | sed -u "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
@@ -106,6 +106,12 @@ for stage in $stages; do
       log "bench fp16"; python3 fused_jit.py bench $(args_for float16) --dtype float16 --no-baselines
     fi ;;
   test) run_tests ;;
+  suite_builds)
+    # the GPU suite's builds (tests/gpu_builds.jsonl) alone, given most of a device call (~7 min on 16 cores): the
+    # whole suite is this stage in one call, then `test` in the next call on the same warm machine with the same
+    # TORCH_EXTENSIONS_DIR (an ignored .ext); a prebuild cut short leaves its builds to the tests, one after another
+    log "suite_builds tests/gpu_builds.jsonl"
+    timeout ${PREBUILD_TIMEOUT:-560} python3 fused_jit.py prebuild 2>&1 | grep -v -i warn | grep -v "^built " ;;
   prebuild)
     # PREBUILD (env): builds (VARIANT[:NAME=VALUE,...]) the later stages or tests use, made first in parallel processes
     # (the GPU tests make theirs one after another: 45-65 s each for a knob build)
