@@ -65,9 +65,11 @@ def plot(pairs: list[dict], title: str, path: Path, against: str = "tree") -> Pa
     ax.invert_yaxis()
     ax.axvline(1.0, color="k", lw=0.8)
     if against == "clone":  # issue 17's target of each class drawn
-        for t in sorted({target(p["a"], p["dtype"]) for p in pairs}):
+        for j, t in enumerate(sorted({target(p["a"], p["dtype"]) for p in pairs})):
             ax.axvline(t, color="tab:red", ls="--", lw=0.9)
-            ax.text(t, len(pairs) - 0.45, f" target {t}", color="tab:red", fontsize=8, va="top")
+            # labels alternately under the bottom bar and over the top one: 1.15 and 1.25 lie too close to share a line
+            ax.text(t, len(pairs) - 0.45 if j % 2 == 0 else -0.55, f" target {t}", color="tab:red", fontsize=8,
+                    va="top" if j % 2 == 0 else "bottom")
     lo = min(min(p["lo"] for p in pairs), 1.0)
     hi_t = max((target(p["a"], p["dtype"]) for p in pairs), default=0) if against == "clone" else 0
     ax.set_xlim(lo - 0.05 * (max(p["hi"] for p in pairs) - lo + 0.1), max(max(p["hi"] for p in pairs), hi_t) * 1.04)
