@@ -62,6 +62,7 @@ run_tests() {
   if [ -z "${TEST_K:-}" ]; then
     log "prebuild tests/gpu_builds.jsonl"
     timeout ${PREBUILD_TIMEOUT:-420} python3 fused_jit.py prebuild 2>&1 | grep -v -i warn | grep -v "^built "
+    [ "${PIPESTATUS[0]}" = 124 ] && echo "PREBUILD CUT at ${PREBUILD_TIMEOUT:-420} s: the builds it left are made inside the tests, one after another (5da087f's calls)"
   fi
   log "pytest -m gpu"
   # (console_output_style=times: each test's line ends with its seconds, which a run cut short keeps too: 5da087f's H200
@@ -111,7 +112,8 @@ for stage in $stages; do
     # whole suite is this stage in one call, then `test` in the next call on the same warm machine with the same
     # TORCH_EXTENSIONS_DIR (an ignored .ext); a prebuild cut short leaves its builds to the tests, one after another
     log "suite_builds tests/gpu_builds.jsonl"
-    timeout ${PREBUILD_TIMEOUT:-560} python3 fused_jit.py prebuild 2>&1 | grep -v -i warn | grep -v "^built " ;;
+    timeout ${PREBUILD_TIMEOUT:-560} python3 fused_jit.py prebuild 2>&1 | grep -v -i warn | grep -v "^built "
+    [ "${PIPESTATUS[0]}" = 124 ] && echo "PREBUILD CUT at ${PREBUILD_TIMEOUT:-560} s: run this stage again on the warm machine" ;;
   prebuild)
     # PREBUILD (env): builds (VARIANT[:NAME=VALUE,...]) the later stages or tests use, made first in parallel processes
     # (the GPU tests make theirs one after another: 45-65 s each for a knob build)
