@@ -55,18 +55,22 @@ run_sanitize() {
     xargs -P 7 -L 1 sh -c 'f=/tmp/san_$0_$(echo $1 | tr ":=," "___").log; timeout 400 compute-sanitizer --tool $0 --print-limit 5 python3 scripts/sanitize_case.py $1 > $f 2>&1; echo "$0 $1 exit=$? :: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize_case" $f | tr "\n" " ")"'
   grep -l -E "[1-9][0-9]* (errors|hazards)" /tmp/san_*.log | xargs -r -n1 sh -c 'echo "--- $0"; head -60 $0'
 }
+# suite_prebuild SECONDS: tests/gpu_builds.jsonl's builds in parallel under a limit; says so where the limit cut it (the
+# builds left are then made inside the tests, one after another: 5da087f's calls, cut at 85 and 100 s)
+suite_prebuild() {
+  timeout "$1" python3 fused_jit.py prebuild 2>&1 | grep -v -i warn | grep -v "^built "
+  [ "${PIPESTATUS[0]}" = 124 ] && echo "PREBUILD CUT at $1 s: the builds it left are made inside the tests, one after another"
+}
 run_tests() {
   # the whole suite (no TEST_K): tests/gpu_builds.jsonl's builds first, in parallel (one after another in the tests they
   # took 45-65 s each: 13 tests in the da5f1e8 run's 500 s); the builds the tests ask for are recorded in
   # $OUT/gpu_builds.jsonl (FUSED_BUILD_LOG), to refresh that list (a build it misses is made in its test, as before)
   if [ -z "${TEST_K:-}" ]; then
     log "prebuild tests/gpu_builds.jsonl"
-    timeout ${PREBUILD_TIMEOUT:-420} python3 fused_jit.py prebuild 2>&1 | grep -v -i warn | grep -v "^built "
-    [ "${PIPESTATUS[0]}" = 124 ] && echo "PREBUILD CUT at ${PREBUILD_TIMEOUT:-420} s: the builds it left are made inside the tests, one after another (5da087f's calls)"
+    suite_prebuild ${PREBUILD_TIMEOUT:-420}
   fi
   log "pytest -m gpu"
-  # (console_output_style=times: each test's line ends with its seconds, which a run cut short keeps too: 5da087f's H200
-  # calls ran ~9 s a test with builds made inside the tests, their prebuilds cut at 85 and 100 s)
+  # (console_output_style=times: each test's line ends with its seconds, which a run cut short keeps too)
   # (sed -u and grep --line-buffered: a run cut short by the device call's limit still leaves every finished test's
   # line in gpu_tests.txt and the log; block-buffered, the aa3bfae run's left none)
   FUSED_BUILD_LOG=$OUT/gpu_builds.jsonl timeout 500 python3 -m pytest -m gpu tests/test_gpu.py -v -o console_output_style=times -p no:cacheprovider ${TEST_ARGS:-} ${TEST_K:+-k "$TEST_K"} 2>&1 | sed -u "/^=* test s[a-z]* starts =*$/d" | tee "$OUT/gpu_tests.txt" |
@@ -112,8 +116,7 @@ for stage in $stages; do
     # whole suite is this stage in one call, then `test` in the next call on the same warm machine with the same
     # TORCH_EXTENSIONS_DIR (an ignored .ext); a prebuild cut short leaves its builds to the tests, one after another
     log "suite_builds tests/gpu_builds.jsonl"
-    timeout ${PREBUILD_TIMEOUT:-560} python3 fused_jit.py prebuild 2>&1 | grep -v -i warn | grep -v "^built "
-    [ "${PIPESTATUS[0]}" = 124 ] && echo "PREBUILD CUT at ${PREBUILD_TIMEOUT:-560} s: run this stage again on the warm machine" ;;
+    suite_prebuild ${PREBUILD_TIMEOUT:-560} ;;
   prebuild)
     # PREBUILD (env): builds (VARIANT[:NAME=VALUE,...]) the later stages or tests use, made first in parallel processes
     # (the GPU tests make theirs one after another: 45-65 s each for a knob build)
