@@ -1159,7 +1159,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
     if (tracer) wg_mark_ends(true);
     uint32_t w_small[kSmallRegs ? kMaxCin / 8 : 1][4];  // kSmallRegs: this thread's A fragments of W_pw's small parts
     if constexpr (kSmallRegs) wg_small_frags(p, tid, w_small);
-    wg_fill_w<E, kSplit && !kSmallRegs, NC>(smem, p, tid);  // kSmallRegs: the big parts only
+    if (!(FUSED_ABLATE & 16)) wg_fill_w<E, kSplit && !kSmallRegs, NC>(smem, p, tid);  // kSmallRegs: the big parts only
     fence_proxy_async();
     named_bar_sync(kBarConsumers, NC);  // W_pw complete and visible to wgmma
     if (tracer) wg_mark(kTrWFill);
