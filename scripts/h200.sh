@@ -2,7 +2,7 @@
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
-#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [prebuild] [suite_builds] [notebooks]
+#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [prebuild] [suite_builds] [ncu_mem] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
@@ -224,6 +224,22 @@ for stage in $stages; do
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
         --section InstructionStats --section MemoryWorkloadAnalysis --section SourceCounters --print-details all \
         python3 scripts/ncu_case.py $v > "$OUT/ncu_$v.txt" 2>&1; echo "ncu $v exit $?"
+    done ;;
+  ncu_mem)
+    # DRAM bytes, throughput and L2 hit rate of the clone and of the skeletons' x reads alone (FUSED_ABLATE=7) and whole
+    # skeletons (3), each under the same ncu (caches flushed before each pass, as bench's timer flushes L2): whether a
+    # box of 128 short channel rows reads DRAM slower than the clone's stream (docs/ladder.md, the runs of a631394).
+    # NCU_MEM_SPECS (env): SPEC[@DTYPE] ..., SPEC as ab's (a variant, a knob build or a baseline)
+    log "ncu memory: the clone against the skeletons' reads"
+    specs=${NCU_MEM_SPECS:-"clone wgmma_wide:FUSED_ABLATE=7 wgmma_wide:FUSED_ABLATE=3 clone@bfloat16 wgmma_bf16:FUSED_ABLATE=7@bfloat16 wgmma_bf16:FUSED_ABLATE=3@bfloat16"}
+    build_specs $(for sd in $specs; do sp=${sd%@*}; [ "${sp%%:*}" != clone ] && echo "$sp"; done | sort -u); wait
+    for sd in $specs; do
+      sp=${sd%@*}; dt=float32; [ "$sd" != "$sp" ] && dt=${sd#*@}
+      timeout 150 ncu --clock-control none --profile-from-start off --launch-skip 2 --launch-count 1 \
+        --kernel-name regex:"elementwise|wg_" --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,\
+dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct python3 scripts/ncu_case.py "$sp" "$dt" 2>&1 |
+        grep -E "^ +(dram__|gpu__time|lts__)|ERROR|Context [0-9]"
+      echo "ncu $sd exit ${PIPESTATUS[0]}"
     done ;;
   diagnose)
     log "diagnose"; timeout 200 python3 scripts/diagnose_timing.py 2>&1 | grep -v -i warn ;;
