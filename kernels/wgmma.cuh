@@ -44,6 +44,14 @@
 #define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
                       // (faster on rung 09 in a same-run sweep; docs/ladder.md)
 #endif
+#ifndef WG_TAIL_HALVES
+#define WG_TAIL_HALVES 0  // 1 (a timing experiment, not yet timed: docs/ladder.md, the runs of a631394): the last round
+                          // of tiles (the last gridDim.x or fewer) is walked as half tiles of TT / 2 output columns, the two
+                          // halves of a tile on neighbouring blocks, so that the chain after a block's last x lands is
+                          // half a depthwise and half the y stores. A half still reads its tile's whole box (the other
+                          // half's columns: mostly L2 hits, its neighbour reads them too) and runs the whole MMA; its y
+                          // is stored from the accumulators (not by WG_Y_TMA), the other half's columns left out.
+#endif
 // Removed knobs, measured slower or no faster (docs/ladder.md keeps the runs): WG_W_FIRST (first x requests after
 // W_pw's loads), WG_TMA_LATE (next x load after the wgmmas) and WG_W_TMA (W_pw by four TMA boxes rounded in place
 // after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9),
@@ -637,15 +645,57 @@ template <typename T, bool kSplit, int TT, int D, int KC>  // KC: the compile-ti
 struct WgTiles {
   using L = WgLayout<T, kSplit>;
   static constexpr int S = L::x_slots, G = L::G, kKmax = 16 / D + 1;
+  static_assert(!WG_TAIL_HALVES || (TT / 2) % G == 0, "WG_TAIL_HALVES: a half tile is whole groups of G columns");
   const TcParams& p;
   const CUtensorMap* xmap;
   unsigned char* smem;  // 1024-byte aligned base
   uint64_t* xbar;       // one mbarrier per x slot
-  // Thread 0 of the issuing group: the block's n-th tile (tile index t) -> slot n % S (nothing past the end).
+#if WG_TAIL_HALVES
+  // Work items instead of tiles: items [0, split) are tiles 0 .. split - 1; items split + 2 k and split + 2 k + 1 are
+  // the halves of tile split + k (split: the tiles of every round before the last)
+  int64_t split = (p.n_tiles - 1) / gridDim.x * gridDim.x;
+#endif
+  __device__ __forceinline__ int64_t n_items() const {
+#if WG_TAIL_HALVES
+    return 2 * p.n_tiles - split;
+#else
+    return p.n_tiles;
+#endif
+  }
+  // item i -> -1 (a whole tile) or the half of a tile it is (0: the tile's first TT / 2 columns, 1: the rest); its batch
+  // row, its first output column and its output columns' end (exclusive, at most T_out). Without WG_TAIL_HALVES an item
+  // is a tile, and these are the tile's expressions as they were (the default kernels' SASS stays the same).
+  __device__ __forceinline__ int half_of(int64_t i) const {
+#if WG_TAIL_HALVES
+    return i < split ? -1 : static_cast<int>((i - split) & 1);
+#else
+    return -1;
+#endif
+  }
+  __device__ __forceinline__ int item_row(int64_t i) const {
+#if WG_TAIL_HALVES
+    return row_of(i < split ? i : split + ((i - split) >> 1));
+#else
+    return row_of(i);
+#endif
+  }
+  __device__ __forceinline__ int64_t col0(int64_t i) const {
+#if WG_TAIL_HALVES
+    return i < split ? static_cast<int64_t>(col_of(i)) * TT
+                     : static_cast<int64_t>(col_of(split + ((i - split) >> 1))) * TT + ((i - split) & 1) * (TT / 2);
+#else
+    return static_cast<int64_t>(col_of(i)) * TT;
+#endif
+  }
+  __device__ __forceinline__ int64_t col_end(int64_t i) const {
+    const int64_t e = col0(i) + (half_of(i) < 0 ? TT : TT / 2);
+    return e < p.T_out ? e : p.T_out;
+  }
+  // Thread 0 of the issuing group: the block's n-th tile (item t) -> slot n % S (nothing past the end).
   // With WG_L2_PREFETCH = PF, a load past the first S also prefetches the block's tile n + PF into L2
   // (the first S loads: after_first() covers tiles S .. S + PF - 1).
   __device__ __forceinline__ void issue_x(int n, int64_t t) const {
-    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) {
+    if (t < (WG_TAIL_HALVES ? n_items() : p.n_tiles) && !(FUSED_ABLATE & 8)) {
       const int s = n % S;
       const bool lut = wg_lut<T>() && n == 0;  // WG_SILU_LUT: the SiLU table lands with the block's first tile
       // (zero-filled parts count)
@@ -654,7 +704,7 @@ struct WgTiles {
       if (lut) bulk_load(smem + kSiluLutOff, kSiluBf16Table, kSiluLutBytes, &xbar[s]);
 #endif
       // FUSED_ABLATE 128: every tile's box from batch row 0 (L2 hits after the first: what x's DRAM reads cost)
-      tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : row_of(t));
+      tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : item_row(t));
       if (WG_L2_PREFETCH > 0 && n >= S) prefetch(t + static_cast<int64_t>(WG_L2_PREFETCH) * gridDim.x);
     }
   }
@@ -674,26 +724,31 @@ struct WgTiles {
   __device__ __forceinline__ int col_of(int64_t t) const {
     return static_cast<int>(static_cast<uint32_t>(t) - static_cast<uint32_t>(row_of(t)) * p.tt_div.d);
   }
-  __device__ __forceinline__ int x_col(int64_t t) const {  // first x column of tile t's box
-    return static_cast<int>(tc_x_start(static_cast<int64_t>(col_of(t)) * TT - p.padding, G));
+  __device__ __forceinline__ int x_col(int64_t t) const {  // first x column of item t's box
+    return static_cast<int>(tc_x_start(col0(t) - p.padding, G));
   }
   __device__ __forceinline__ void prefetch(int64_t t) const {
-    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) tma_prefetch_3d(xmap, x_col(t), 0, row_of(t));
+    if (t < (WG_TAIL_HALVES ? n_items() : p.n_tiles) && !(FUSED_ABLATE & 8)) tma_prefetch_3d(xmap, x_col(t), 0, item_row(t));
   }
   // The block's n-th tile landed (slot n % S, its (n / S)-th fill: the parity alternates).
   __device__ __forceinline__ void wait_x(int n) const {
     if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[n % S], (n / S) & 1);
   }
-  // x slot n % S -> act buffer n % 2 for tile t: channel c, groups [groups lo / den, groups hi / den) of the tile's.
+  // x slot n % S -> act buffer n % 2 for item t: channel c, groups [groups lo / den, groups hi / den) of the item's
+  // (a half tile's groups: its TT / 2 columns, act rows 0 .. TT / 2 - 1; TT / 2 is a multiple of G, so its shift is the tile's).
   __device__ __forceinline__ void depthwise(int n, int64_t t, const float (&wt)[kKmax], float bias, int c, bool live,
                                             int lo, int hi, int den) const {
-    const int64_t xs = static_cast<int64_t>(col_of(t)) * TT - p.padding;
+    const int64_t xs = col0(t) - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     // WG_ROW_GROUPS (the per-K kernels, 'same' padding): groups of act rows, windows `shift` into the chunks
     // (a compile-time false where the 'same' padding's shift is 0: those kernels are the form before, instruction for instruction)
     constexpr bool kRowsAt = WG_ROW_GROUPS && KC > 0 && wg_row_shift(KC, D, G) != 0;
     const bool rows = kRowsAt && shift > 0 && p.padding == (KC - 1) * D / 2;
+#if WG_TAIL_HALVES
+    const int groups = (half_of(t) < 0 ? TT : TT / 2) / G + (shift > 0 && !rows ? 1 : 0);  // per channel row
+#else
     const int groups = TT / G + (shift > 0 && !rows ? 1 : 0);  // per channel row
+#endif
     unsigned char* act = smem + L::off_act + (n & 1) * L::act_stage;
     const T* xrow = reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW;
     if (FUSED_ABLATE & 1) return;
@@ -790,11 +845,12 @@ __device__ __forceinline__ void wg_small_frags(const TcParams& p, int tid, uint3
     }
 }
 
-// Bias + y stores of one warpgroup's accumulators (64 rows from row0, N columns from tcol; the split's
-// accumulators summed: small terms, then the big chains). Thread rows: row0 + 16 (warp % 4) + lane / 4 (+8).
+// Bias + y stores of one warpgroup's accumulators (64 rows from row0, N columns from tcol, those before T_out; with
+// WG_TAIL_HALVES those before t_end, a half tile's end; the split's accumulators summed: small terms, then the big
+// chains). Thread rows: row0 + 16 (warp % 4) + lane / 4 (+8).
 template <typename T, int N, int A>
 __device__ __forceinline__ void wg_store(const float (&d)[A][N / 2], T* y, const TcParams& p, int64_t b, int row0,
-                                         int64_t tcol, float bias_lo, float bias_hi) {
+                                         int64_t tcol, float bias_lo, float bias_hi, int64_t t_end = 0) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, q = lane & 3;
   const int row_lo = row0 + (warp & 3) * 16 + (lane >> 2);
   float out[N / 2];
@@ -805,7 +861,7 @@ __device__ __forceinline__ void wg_store(const float (&d)[A][N / 2], T* y, const
     for (int a = 0; a + 1 < A; ++a) out[r] += d[a][r];
   }
   if (FUSED_ABLATE & 4) {
-  } else if (p.y_pair && tcol + N <= p.T_out && row_lo + 8 < p.C_out) {  // all of this thread's outputs exist
+  } else if (p.y_pair && tcol + N <= (WG_TAIL_HALVES ? t_end : p.T_out) && row_lo + 8 < p.C_out) {  // all exist
     T* y_lo = y + (b * p.C_out + row_lo) * p.T_out + tcol + 2 * q;  // pair-aligned (y_pair)
     T* y_hi = y_lo + 8 * p.T_out;
 #pragma unroll
@@ -813,8 +869,10 @@ __device__ __forceinline__ void wg_store(const float (&d)[A][N / 2], T* y, const
       tc_store2(y_lo + 8 * j, out[4 * j] + bias_lo, out[4 * j + 1] + bias_lo);
       tc_store2(y_hi + 8 * j, out[4 * j + 2] + bias_hi, out[4 * j + 3] + bias_hi);
     }
+  } else if (WG_TAIL_HALVES && tcol >= t_end) {  // (the other half of a half tile: none of its columns is stored)
   } else {
-    tc_warp_store<T, 16, N>(reinterpret_cast<const float(&)[1][N / 8][4]>(out), y, p, b, row0 + (warp & 3) * 16, tcol);
+    tc_warp_store<T, 16, N, WG_TAIL_HALVES>(reinterpret_cast<const float(&)[1][N / 8][4]>(out), y, p, b,
+                                            row0 + (warp & 3) * 16, tcol, t_end);
   }
 }
 // WG_Y_TMA: bias + this warp's 16 rows x N columns of y (one accumulator array, the split's already summed) into
@@ -990,7 +1048,7 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
     // (A loop of its own: a branch on the role between a wgmma issue and its wait makes ptxas serialize them, C7518.)
     for (int i = 0;; ++i) {
       const int64_t next = tile + stride;
-      const bool has_next = next < p.n_tiles;  // block-uniform
+      const bool has_next = next < (WG_TAIL_HALVES ? tiles.n_items() : p.n_tiles);  // block-uniform
       if (has_next) build_next(i, next);
       __syncthreads();
       if (!has_next) return;
@@ -1016,16 +1074,20 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   const float2 bias_pw = wg_bias(p, wg_m * 64);
   for (int i = 0;; ++i) {
     const int64_t next = tile + stride;
-    const bool has_next = next < p.n_tiles;  // block-uniform
+    const bool has_next = next < (WG_TAIL_HALVES ? tiles.n_items() : p.n_tiles);  // block-uniform
     if (has_next) build_next(i, next);  // overlaps MMA(tile)
     wg_wait<0>();
     wg_fence_regs(d);
     if (tracer) wg_mark_tile(i, kTrMmaDone);
-    const int64_t yb = FUSED_ABLATE & 64 ? 0 : tiles.row_of(tile), ycol = static_cast<int64_t>(tiles.col_of(tile)) * TT + wg_n * kNT;
+    const int64_t yb = FUSED_ABLATE & 64 ? 0 : tiles.item_row(tile), ycol = tiles.col0(tile) + wg_n * kNT;
     // FUSED_ABLATE 64: every tile's y into batch row 0 (the same stores, L2-resident: what y's DRAM writes cost)
-    auto store_regs = [&] { wg_store<T, kN, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y); };
+    // (WG_TAIL_HALVES: a half tile's columns only, up to col_end; otherwise up to T_out, as before)
+    auto store_regs = [&] {
+      wg_store<T, kN, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y,
+                            WG_TAIL_HALVES ? tiles.col_end(tile) : 0);
+    };
     if constexpr (kYTma) {
-      if (p.y_tma) {  // block-uniform
+      if (p.y_tma && (!WG_TAIL_HALVES || tiles.half_of(tile) < 0)) {  // block-uniform (a half tile: from the accumulators)
         // both warpgroups of this column half (kGemmHalf: both GEMM warpgroups, wg_n 0) are past MMA(i): its part
         // of act[i % 2] is free for y(i)
         named_bar_sync(1 + wg_n, 256);
@@ -1137,7 +1199,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
       for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, blockIdx.x + n * stride);
     const bool tracer = FUSED_TRACE && ptid == 0;
     int n = 0;
-    for (int64_t tile = blockIdx.x; tile < p.n_tiles; tile += stride, ++n) {
+    for (int64_t tile = blockIdx.x; tile < (WG_TAIL_HALVES ? tiles.n_items() : p.n_tiles); tile += stride, ++n) {
       tiles.wait_x(n);
       if (tracer) wg_mark_tile(n, kTrXLanded);
       if (n == 0 && ptid == 0) tiles.after_first(tile);
@@ -1187,7 +1249,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
       build_share(0, blockIdx.x);
     }
     int n = 0;
-    for (int64_t tile = blockIdx.x; tile < p.n_tiles; tile += stride, ++n) {
+    for (int64_t tile = blockIdx.x; tile < (WG_TAIL_HALVES ? tiles.n_items() : p.n_tiles); tile += stride, ++n) {
       mbar_wait(&full[n & 1], (n >> 1) & 1);
       if constexpr (kShare) {  // every read of x slot n % S is done
         if (tid == 0) tiles.issue_x(n + S, tile + S * stride);
@@ -1200,14 +1262,16 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
                                                            w_small);
       if (tracer) wg_mark_tile(n, kTrMmaIssued);
       if constexpr (kShare)
-        if (tile + stride < p.n_tiles) build_share(n + 1, tile + stride);  // block-uniform
+        if (tile + stride < (WG_TAIL_HALVES ? tiles.n_items() : p.n_tiles)) build_share(n + 1, tile + stride);  // block-uniform
       wg_wait<0>();
 #pragma unroll
       for (int ch = 0; ch < kCH; ++ch) wg_fence_regs(d[ch]);
       if (tracer) wg_mark_tile(n, kTrMmaDone);
-      const int64_t b = tiles.row_of(tile), t0 = static_cast<int64_t>(tiles.col_of(tile)) * TT;
+      const int64_t b = tiles.item_row(tile), t0 = tiles.col0(tile);
       if constexpr (kYTma) {
-        if (p.y_tma) {  // y(n) staged in act[n % 2] once both consumers are past MMA(n), stored by TMA, then released
+        // y(n) staged in act[n % 2] once both consumers are past MMA(n), stored by TMA, then released (a half tile,
+        // WG_TAIL_HALVES: from the accumulators, below)
+        if (p.y_tma && (!WG_TAIL_HALVES || tiles.half_of(tile) < 0)) {
           named_bar_sync(kBarConsumers, NC);
           float out[kN / 2];
 #pragma unroll
@@ -1228,7 +1292,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
       mbar_arrive(&empty[n & 1]);  // act[n % 2] read
 #pragma unroll
       for (int ch = 0; ch < kCH; ++ch)
-        wg_store<T, kN, kAcc>(d[ch], y, p, b, cg * 64, t0 + ch * kN, bias_pw.x, bias_pw.y);
+        wg_store<T, kN, kAcc>(d[ch], y, p, b, cg * 64, t0 + ch * kN, bias_pw.x, bias_pw.y,
+                              WG_TAIL_HALVES ? tiles.col_end(tile) : 0);
       if (tracer) wg_mark_tile(n, kTrStored);
     }
     if (kYTma && p.y_tma && (tid & 31) == 0) tma_store_wait<0>();

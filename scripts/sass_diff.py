@@ -4,7 +4,7 @@ given), disassembles both with cuobjdump and compares them function by function:
 addresses and the anonymous namespace's per-file hash left out. Prints one line a file, and the functions that differ.
 
 Usage: python scripts/sass_diff.py REV [--files 09_wgmma_tf32,13_wgmma_wide] [--define NAME=VALUE ...] [--both NAME=VALUE ...]
-                                      [--gpu NAME]
+                                      [--gpu NAME] [--show LINES]
   e.g. python scripts/sass_diff.py HEAD            (the uncommitted change)
        python scripts/sass_diff.py ac14c1e --files 09_wgmma_tf32,10_wgmma_3xtf32,11_wgmma_bf16,13_wgmma_wide
   --define applies to the working tree's build only (a knob that should change nothing by default: set it to its
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import difflib
 import json
 import os
 import re
@@ -68,6 +69,8 @@ def main() -> int:
                     help="a parameter of both builds, over the tuned set")
     ap.add_argument("--gpu", default="NVIDIA H200", help="whose tuned parameters (results/tuned.json)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--show", type=int, default=0, metavar="LINES",
+                    help="print this many lines of a unified diff of each differing function's instructions")
     a = ap.parse_args()
     extra = dict(d.split("=", 1) for d in a.define)
     both = dict(d.split("=", 1) for d in a.both)
@@ -97,6 +100,9 @@ def main() -> int:
                 print(f"{stem}: {len(fb)} functions, " + ("identical" if not diff else f"{len(diff)} differ"))
                 for n in diff:
                     print(f"    {n[:110]}: {instructions(fa.get(n, []))} -> {instructions(fb.get(n, []))} instructions")
+                    if a.show:
+                        ins = [[t for t in f.get(n, []) if not t.startswith("/*")] for f in (fa, fb)]
+                        print("\n".join(list(difflib.unified_diff(*ins, "revision", "tree", n=1, lineterm=""))[2:2 + a.show]))
                 status |= bool(diff)
     return status
 
