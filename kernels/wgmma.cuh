@@ -654,6 +654,7 @@ struct WgTiles {
   // Work items instead of tiles: items [0, split) are tiles 0 .. split - 1; items split + 2 k and split + 2 k + 1 are
   // the halves of tile split + k (split: the tiles of every round before the last)
   int64_t split = (p.n_tiles - 1) / gridDim.x * gridDim.x;
+  __device__ __forceinline__ int64_t tile_of(int64_t i) const { return i < split ? i : split + ((i - split) >> 1); }
 #endif
   __device__ __forceinline__ int64_t n_items() const {
 #if WG_TAIL_HALVES
@@ -674,15 +675,14 @@ struct WgTiles {
   }
   __device__ __forceinline__ int item_row(int64_t i) const {
 #if WG_TAIL_HALVES
-    return row_of(i < split ? i : split + ((i - split) >> 1));
+    return row_of(tile_of(i));
 #else
     return row_of(i);
 #endif
   }
   __device__ __forceinline__ int64_t col0(int64_t i) const {
 #if WG_TAIL_HALVES
-    return i < split ? static_cast<int64_t>(col_of(i)) * TT
-                     : static_cast<int64_t>(col_of(split + ((i - split) >> 1))) * TT + ((i - split) & 1) * (TT / 2);
+    return static_cast<int64_t>(col_of(tile_of(i))) * TT + (half_of(i) == 1 ? TT / 2 : 0);
 #else
     return static_cast<int64_t>(col_of(i)) * TT;
 #endif
