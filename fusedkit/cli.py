@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['a']}: {r['median_a_us']:.2f} us   {r['b']}: {r['median_b_us']:.2f} us   "
               f"ratio A/B {r['ratio']:.4f}  95% CI [{r['ci_low']:.4f}, {r['ci_high']:.4f}]  -> A is {r['verdict']}; "
               + ("outputs bit for bit equal" if r["same_bits"] else f"outputs differ, max |A - B| {r['max_diff_ab']:.3g}"
-                 if r["compared"] else "outputs not compared (the clone's output is x)"))
+                 if r["compared"] else "outputs not compared (the clone's output is x; a FUSED_ABLATE build's is not y)"))
         return 0
     if a.cmd == "export":
         print(export_modelnew(a.variant, a.output))

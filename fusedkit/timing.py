@@ -356,7 +356,8 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
 
     Both outputs are checked against float64 first, and against each other (same_bits: equal bit for bit, as a
     faster setting of a kernel that keeps its numbers should be; max_diff_ab otherwise; compared False where one of them
-    is the clone, whose output is x). Then A and B are called
+    is the clone, whose output is x, or a skeleton, a build with FUSED_ABLATE set, whose output is not y: neither is
+    checked, and ab times a skeleton against the clone, as scripts/ablate.py does). Then A and B are called
     alternately (A B A B ...), each timed call primed (run once just before, untimed, so its code is in the
     instruction caches as in bench) and preceded by the L2 flush, and the ratio t_A / t_B taken pair by pair; returns the median ratio, its
     95% bootstrap interval and a verdict: A is 'faster' (interval below 1), 'slower' (above 1) or
@@ -376,7 +377,7 @@ def ab(a: str, b: str, shape: dict | None = None, dtype: str = "float32", reps: 
     for s, (n, defs) in specs.items():
         run_model = model if n not in BASELINES or dtype == "float32" else copy_model(model).to(DTYPES[dtype])
         fns[s] = callable_for(n, run_model, x, defs)
-        if n == "clone":
+        if n == "clone" or int((defs or {}).get("FUSED_ABLATE", 0)):
             errs[s] = float("nan")
             continue
         y = run_variant(n, model, x, defines=defs) if n not in BASELINES else fns[s]()

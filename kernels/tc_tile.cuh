@@ -355,11 +355,10 @@ __device__ __forceinline__ void tc_warp_mma(float (&acc)[kWM / 16][kWN / 8][4], 
 }
 
 // Epilogue: c0,c1 -> (oc = row g, t = 2tq, 2tq+1); c2,c3 -> row g+8 of one warp tile: bias + store
-// y[b, row0 + m, t0 + col0 + n] straight from the accumulators, the columns before T_out (kEnd: before t_end,
-// wgmma.cuh's half tiles).
-template <typename T, int kWM, int kWN, bool kEnd = false>
+// y[b, row0 + m, t0 + col0 + n] straight from the accumulators.
+template <typename T, int kWM, int kWN>
 __device__ __forceinline__ void tc_warp_store(const float (&acc)[kWM / 16][kWN / 8][4], T* y, const TcParams& p,
-                                              int64_t b, int row0, int64_t tcol0, int64_t t_end = 0) {
+                                              int64_t b, int row0, int64_t tcol0) {
   const int lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
 #pragma unroll
   for (int mt = 0; mt < kWM / 16; ++mt)
@@ -373,10 +372,10 @@ __device__ __forceinline__ void tc_warp_store(const float (&acc)[kWM / 16][kWN /
       for (int nt = 0; nt < kWN / 8; ++nt) {
         const int64_t t = tcol0 + nt * 8 + 2 * tq;
         const float v0 = acc[mt][nt][2 * h] + bias, v1 = acc[mt][nt][2 * h + 1] + bias;
-        if (t + 1 < (kEnd ? t_end : p.T_out)) {
+        if (t + 1 < p.T_out) {
           if (p.y_pair) tc_store2(yrow + t, v0, v1);
           else { yrow[t] = from_float<T>(v0); yrow[t + 1] = from_float<T>(v1); }
-        } else if (t < (kEnd ? t_end : p.T_out)) {
+        } else if (t < p.T_out) {
           yrow[t] = from_float<T>(v0);
         }
       }

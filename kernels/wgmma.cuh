@@ -40,18 +40,23 @@
                           // load into smem, so the load finds them there: it paid on rung 10 (one x slot),
                           // not on rungs 09 and 11 (two slots; docs/ladder.md)
 #endif
+#ifndef WG_X_BOXES
+#define WG_X_BOXES 1  // 2, 4, 8 or 16 (a timing experiment, not yet timed: docs/ladder.md, the runs of e805dea): an x tile
+                      // lands as this many TMA boxes of channel rows (rows a box: ceil(C_in / N) rounded up to 8), issued
+                      // from box blockIdx.x % N on, so that the SMs' requests at one moment spread over N groups of
+                      // channels instead of walking the same rows together (the x-reads-alone skeletons of e805dea took
+                      // the same time for half the bytes and with twice the slots: neither bandwidth nor latency alone)
+#endif
+#ifndef WG_X_PROMO
+#define WG_X_PROMO 128  // x's TMA L2 promotion in bytes: 0 (none), 64, 128 or 256 (a timing experiment, not yet timed:
+                        // an L2 miss then fetches 256 bytes, the neighbouring tile's part of the row with it)
+#endif
 #ifndef WG_X_FIRST
 #define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
                       // (faster on rung 09 in a same-run sweep; docs/ladder.md)
 #endif
-#ifndef WG_TAIL_HALVES
-#define WG_TAIL_HALVES 0  // 1 (a timing experiment, not yet timed: docs/ladder.md, the runs of a631394): the last round
-                          // of tiles (the last gridDim.x or fewer) is walked as half tiles of TT / 2 output columns, the two
-                          // halves of a tile on neighbouring blocks, so that the chain after a block's last x lands is
-                          // half a depthwise and half the y stores. A half still reads its tile's whole box (the other
-                          // half's columns: mostly L2 hits, its neighbour reads them too) and runs the whole MMA; its y
-                          // is stored from the accumulators (not by WG_Y_TMA), the other half's columns left out.
-#endif
+// (WG_TAIL_HALVES, the last round of tiles walked as half tiles on neighbouring blocks, was 1-20% slower on an H100 at
+// every shape it was timed at and is gone: docs/ladder.md, the runs of e805dea; its code is in git, b93598c..e805dea)
 // Removed knobs, measured slower or no faster (docs/ladder.md keeps the runs): WG_W_FIRST (first x requests after
 // W_pw's loads), WG_TMA_LATE (next x load after the wgmmas) and WG_W_TMA (W_pw by four TMA boxes rounded in place
 // after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9),
@@ -218,6 +223,13 @@
 #endif
 static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
+static_assert(WG_X_BOXES == 1 || WG_X_BOXES == 2 || WG_X_BOXES == 4 || WG_X_BOXES == 8 || WG_X_BOXES == 16,
+              "WG_X_BOXES: 1, 2, 4, 8 or 16 (then N boxes of rows take at most kMaxCin rows)");
+static_assert(WG_X_PROMO == 0 || WG_X_PROMO == 64 || WG_X_PROMO == 128 || WG_X_PROMO == 256, "WG_X_PROMO: 0, 64, 128, 256");
+// WG_X_BOXES: the channel rows of one x box (a multiple of 8: every box lands 128-byte aligned, XW * sizeof(T) being a
+// multiple of 16) and the boxes of a tile (at most WG_X_BOXES; rows past C_in read as zeros)
+__host__ __device__ constexpr int wg_x_box_rows(int C) { return ((C + WG_X_BOXES - 1) / WG_X_BOXES + 7) / 8 * 8; }
+__host__ __device__ constexpr int wg_x_boxes(int C) { return (C + wg_x_box_rows(C) - 1) / wg_x_box_rows(C); }
 static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (chosen at launch), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_DW_EXTRA >= 0 && WG_DW_EXTRA <= 4, "WG_DW_EXTRA: 0 .. 4 (a block of at most 1024 threads)");
@@ -645,66 +657,37 @@ template <typename T, bool kSplit, int TT, int D, int KC>  // KC: the compile-ti
 struct WgTiles {
   using L = WgLayout<T, kSplit>;
   static constexpr int S = L::x_slots, G = L::G, kKmax = 16 / D + 1;
-  static_assert(!WG_TAIL_HALVES || (TT / 2) % G == 0, "WG_TAIL_HALVES: a half tile is whole groups of G columns");
   const TcParams& p;
   const CUtensorMap* xmap;
   unsigned char* smem;  // 1024-byte aligned base
   uint64_t* xbar;       // one mbarrier per x slot
-#if WG_TAIL_HALVES
-  // Work items instead of tiles: items [0, split) are tiles 0 .. split - 1; items split + 2 k and split + 2 k + 1 are
-  // the halves of tile split + k (split: the tiles of every round before the last)
-  int64_t split = (p.n_tiles - 1) / gridDim.x * gridDim.x;
-  __device__ __forceinline__ int64_t tile_of(int64_t i) const { return i < split ? i : split + ((i - split) >> 1); }
-#endif
-  __device__ __forceinline__ int64_t n_items() const {
-#if WG_TAIL_HALVES
-    return 2 * p.n_tiles - split;
-#else
-    return p.n_tiles;
-#endif
-  }
-  // item i -> -1 (a whole tile) or the half of a tile it is (0: the tile's first TT / 2 columns, 1: the rest); its batch
-  // row, its first output column and its output columns' end (exclusive, at most T_out). Without WG_TAIL_HALVES an item
-  // is a tile, and these are the tile's expressions as they were (the default kernels' SASS stays the same).
-  __device__ __forceinline__ int half_of(int64_t i) const {
-#if WG_TAIL_HALVES
-    return i < split ? -1 : static_cast<int>((i - split) & 1);
-#else
-    return -1;
-#endif
-  }
-  __device__ __forceinline__ int item_row(int64_t i) const {
-#if WG_TAIL_HALVES
-    return row_of(tile_of(i));
-#else
-    return row_of(i);
-#endif
-  }
-  __device__ __forceinline__ int64_t col0(int64_t i) const {
-#if WG_TAIL_HALVES
-    return static_cast<int64_t>(col_of(tile_of(i))) * TT + (half_of(i) == 1 ? TT / 2 : 0);
-#else
-    return static_cast<int64_t>(col_of(i)) * TT;
-#endif
-  }
-  __device__ __forceinline__ int64_t col_end(int64_t i) const {
-    const int64_t e = col0(i) + (half_of(i) < 0 ? TT : TT / 2);
-    return e < p.T_out ? e : p.T_out;
-  }
-  // Thread 0 of the issuing group: the block's n-th tile (item t) -> slot n % S (nothing past the end).
+  // Thread 0 of the issuing group: the block's n-th tile (tile index t) -> slot n % S (nothing past the end).
   // With WG_L2_PREFETCH = PF, a load past the first S also prefetches the block's tile n + PF into L2
   // (the first S loads: after_first() covers tiles S .. S + PF - 1).
   __device__ __forceinline__ void issue_x(int n, int64_t t) const {
-    if (t < (WG_TAIL_HALVES ? n_items() : p.n_tiles) && !(FUSED_ABLATE & 8)) {
+    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) {
       const int s = n % S;
       const bool lut = wg_lut<T>() && n == 0;  // WG_SILU_LUT: the SiLU table lands with the block's first tile
       // (zero-filled parts count)
+#if WG_X_BOXES > 1
+      const int rows = wg_x_box_rows(p.C_in), nb = wg_x_boxes(p.C_in);
+      mbar_expect_tx(&xbar[s], static_cast<uint32_t>(p.XW) * rows * nb * sizeof(T) + (lut ? kSiluLutBytes : 0u));
+#else
       mbar_expect_tx(&xbar[s], static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T) + (lut ? kSiluLutBytes : 0u));
+#endif
 #if WG_SILU_LUT
       if (lut) bulk_load(smem + kSiluLutOff, kSiluBf16Table, kSiluLutBytes, &xbar[s]);
 #endif
       // FUSED_ABLATE 128: every tile's box from batch row 0 (L2 hits after the first: what x's DRAM reads cost)
-      tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : item_row(t));
+#if WG_X_BOXES > 1
+      for (int k = 0; k < nb; ++k) {  // box j: rows [j * rows, (j + 1) * rows), from box blockIdx.x % nb on
+        const int j = (k + static_cast<int>(blockIdx.x)) % nb;
+        tma_load_3d(smem + L::off_x + s * p.x_stage + static_cast<uint32_t>(j * rows * p.XW) * sizeof(T), xmap, &xbar[s],
+                    x_col(t), j * rows, FUSED_ABLATE & 128 ? 0 : row_of(t));
+      }
+#else
+      tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : row_of(t));
+#endif
       if (WG_L2_PREFETCH > 0 && n >= S) prefetch(t + static_cast<int64_t>(WG_L2_PREFETCH) * gridDim.x);
     }
   }
@@ -724,31 +707,26 @@ struct WgTiles {
   __device__ __forceinline__ int col_of(int64_t t) const {
     return static_cast<int>(static_cast<uint32_t>(t) - static_cast<uint32_t>(row_of(t)) * p.tt_div.d);
   }
-  __device__ __forceinline__ int x_col(int64_t t) const {  // first x column of item t's box
-    return static_cast<int>(tc_x_start(col0(t) - p.padding, G));
+  __device__ __forceinline__ int x_col(int64_t t) const {  // first x column of tile t's box
+    return static_cast<int>(tc_x_start(static_cast<int64_t>(col_of(t)) * TT - p.padding, G));
   }
   __device__ __forceinline__ void prefetch(int64_t t) const {
-    if (t < (WG_TAIL_HALVES ? n_items() : p.n_tiles) && !(FUSED_ABLATE & 8)) tma_prefetch_3d(xmap, x_col(t), 0, item_row(t));
+    if (t < p.n_tiles && !(FUSED_ABLATE & 8)) tma_prefetch_3d(xmap, x_col(t), 0, row_of(t));
   }
   // The block's n-th tile landed (slot n % S, its (n / S)-th fill: the parity alternates).
   __device__ __forceinline__ void wait_x(int n) const {
     if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[n % S], (n / S) & 1);
   }
-  // x slot n % S -> act buffer n % 2 for item t: channel c, groups [groups lo / den, groups hi / den) of the item's
-  // (a half tile's groups: its TT / 2 columns, act rows 0 .. TT / 2 - 1; TT / 2 is a multiple of G, so its shift is the tile's).
+  // x slot n % S -> act buffer n % 2 for tile t: channel c, groups [groups lo / den, groups hi / den) of the tile's.
   __device__ __forceinline__ void depthwise(int n, int64_t t, const float (&wt)[kKmax], float bias, int c, bool live,
                                             int lo, int hi, int den) const {
-    const int64_t xs = col0(t) - p.padding;
+    const int64_t xs = static_cast<int64_t>(col_of(t)) * TT - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     // WG_ROW_GROUPS (the per-K kernels, 'same' padding): groups of act rows, windows `shift` into the chunks
     // (a compile-time false where the 'same' padding's shift is 0: those kernels are the form before, instruction for instruction)
     constexpr bool kRowsAt = WG_ROW_GROUPS && KC > 0 && wg_row_shift(KC, D, G) != 0;
     const bool rows = kRowsAt && shift > 0 && p.padding == (KC - 1) * D / 2;
-#if WG_TAIL_HALVES
-    const int groups = (half_of(t) < 0 ? TT : TT / 2) / G + (shift > 0 && !rows ? 1 : 0);  // per channel row
-#else
     const int groups = TT / G + (shift > 0 && !rows ? 1 : 0);  // per channel row
-#endif
     unsigned char* act = smem + L::off_act + (n & 1) * L::act_stage;
     const T* xrow = reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW;
     if (FUSED_ABLATE & 1) return;
@@ -845,12 +823,11 @@ __device__ __forceinline__ void wg_small_frags(const TcParams& p, int tid, uint3
     }
 }
 
-// Bias + y stores of one warpgroup's accumulators (64 rows from row0, N columns from tcol, those before T_out; with
-// WG_TAIL_HALVES those before t_end, a half tile's end; the split's accumulators summed: small terms, then the big
-// chains). Thread rows: row0 + 16 (warp % 4) + lane / 4 (+8).
+// Bias + y stores of one warpgroup's accumulators (64 rows from row0, N columns from tcol; the split's
+// accumulators summed: small terms, then the big chains). Thread rows: row0 + 16 (warp % 4) + lane / 4 (+8).
 template <typename T, int N, int A>
 __device__ __forceinline__ void wg_store(const float (&d)[A][N / 2], T* y, const TcParams& p, int64_t b, int row0,
-                                         int64_t tcol, float bias_lo, float bias_hi, int64_t t_end = 0) {
+                                         int64_t tcol, float bias_lo, float bias_hi) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, q = lane & 3;
   const int row_lo = row0 + (warp & 3) * 16 + (lane >> 2);
   float out[N / 2];
@@ -861,7 +838,7 @@ __device__ __forceinline__ void wg_store(const float (&d)[A][N / 2], T* y, const
     for (int a = 0; a + 1 < A; ++a) out[r] += d[a][r];
   }
   if (FUSED_ABLATE & 4) {
-  } else if (p.y_pair && tcol + N <= (WG_TAIL_HALVES ? t_end : p.T_out) && row_lo + 8 < p.C_out) {  // all exist
+  } else if (p.y_pair && tcol + N <= p.T_out && row_lo + 8 < p.C_out) {  // all of this thread's outputs exist
     T* y_lo = y + (b * p.C_out + row_lo) * p.T_out + tcol + 2 * q;  // pair-aligned (y_pair)
     T* y_hi = y_lo + 8 * p.T_out;
 #pragma unroll
@@ -869,10 +846,8 @@ __device__ __forceinline__ void wg_store(const float (&d)[A][N / 2], T* y, const
       tc_store2(y_lo + 8 * j, out[4 * j] + bias_lo, out[4 * j + 1] + bias_lo);
       tc_store2(y_hi + 8 * j, out[4 * j + 2] + bias_hi, out[4 * j + 3] + bias_hi);
     }
-  } else if (WG_TAIL_HALVES && tcol >= t_end) {  // (the other half of a half tile: none of its columns is stored)
   } else {
-    tc_warp_store<T, 16, N, WG_TAIL_HALVES>(reinterpret_cast<const float(&)[1][N / 8][4]>(out), y, p, b,
-                                            row0 + (warp & 3) * 16, tcol, t_end);
+    tc_warp_store<T, 16, N>(reinterpret_cast<const float(&)[1][N / 8][4]>(out), y, p, b, row0 + (warp & 3) * 16, tcol);
   }
 }
 // WG_Y_TMA: bias + this warp's 16 rows x N columns of y (one accumulator array, the split's already summed) into
@@ -1048,7 +1023,7 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
     // (A loop of its own: a branch on the role between a wgmma issue and its wait makes ptxas serialize them, C7518.)
     for (int i = 0;; ++i) {
       const int64_t next = tile + stride;
-      const bool has_next = next < (WG_TAIL_HALVES ? tiles.n_items() : p.n_tiles);  // block-uniform
+      const bool has_next = next < p.n_tiles;  // block-uniform
       if (has_next) build_next(i, next);
       __syncthreads();
       if (!has_next) return;
@@ -1074,20 +1049,16 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   const float2 bias_pw = wg_bias(p, wg_m * 64);
   for (int i = 0;; ++i) {
     const int64_t next = tile + stride;
-    const bool has_next = next < (WG_TAIL_HALVES ? tiles.n_items() : p.n_tiles);  // block-uniform
+    const bool has_next = next < p.n_tiles;  // block-uniform
     if (has_next) build_next(i, next);  // overlaps MMA(tile)
     wg_wait<0>();
     wg_fence_regs(d);
     if (tracer) wg_mark_tile(i, kTrMmaDone);
-    const int64_t yb = FUSED_ABLATE & 64 ? 0 : tiles.item_row(tile), ycol = tiles.col0(tile) + wg_n * kNT;
+    const int64_t yb = FUSED_ABLATE & 64 ? 0 : tiles.row_of(tile), ycol = static_cast<int64_t>(tiles.col_of(tile)) * TT + wg_n * kNT;
     // FUSED_ABLATE 64: every tile's y into batch row 0 (the same stores, L2-resident: what y's DRAM writes cost)
-    // (WG_TAIL_HALVES: a half tile's columns only, up to col_end; otherwise up to T_out, as before)
-    auto store_regs = [&] {
-      wg_store<T, kN, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y,
-                            WG_TAIL_HALVES ? tiles.col_end(tile) : 0);
-    };
+    auto store_regs = [&] { wg_store<T, kN, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y); };
     if constexpr (kYTma) {
-      if (p.y_tma && (!WG_TAIL_HALVES || tiles.half_of(tile) < 0)) {  // block-uniform (a half tile: from the accumulators)
+      if (p.y_tma) {  // block-uniform
         // both warpgroups of this column half (kGemmHalf: both GEMM warpgroups, wg_n 0) are past MMA(i): its part
         // of act[i % 2] is free for y(i)
         named_bar_sync(1 + wg_n, 256);
@@ -1199,7 +1170,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
       for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, blockIdx.x + n * stride);
     const bool tracer = FUSED_TRACE && ptid == 0;
     int n = 0;
-    for (int64_t tile = blockIdx.x; tile < (WG_TAIL_HALVES ? tiles.n_items() : p.n_tiles); tile += stride, ++n) {
+    for (int64_t tile = blockIdx.x; tile < p.n_tiles; tile += stride, ++n) {
       tiles.wait_x(n);
       if (tracer) wg_mark_tile(n, kTrXLanded);
       if (n == 0 && ptid == 0) tiles.after_first(tile);
@@ -1249,7 +1220,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
       build_share(0, blockIdx.x);
     }
     int n = 0;
-    for (int64_t tile = blockIdx.x; tile < (WG_TAIL_HALVES ? tiles.n_items() : p.n_tiles); tile += stride, ++n) {
+    for (int64_t tile = blockIdx.x; tile < p.n_tiles; tile += stride, ++n) {
       mbar_wait(&full[n & 1], (n >> 1) & 1);
       if constexpr (kShare) {  // every read of x slot n % S is done
         if (tid == 0) tiles.issue_x(n + S, tile + S * stride);
@@ -1262,16 +1233,14 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
                                                            w_small);
       if (tracer) wg_mark_tile(n, kTrMmaIssued);
       if constexpr (kShare)
-        if (tile + stride < (WG_TAIL_HALVES ? tiles.n_items() : p.n_tiles)) build_share(n + 1, tile + stride);  // block-uniform
+        if (tile + stride < p.n_tiles) build_share(n + 1, tile + stride);  // block-uniform
       wg_wait<0>();
 #pragma unroll
       for (int ch = 0; ch < kCH; ++ch) wg_fence_regs(d[ch]);
       if (tracer) wg_mark_tile(n, kTrMmaDone);
-      const int64_t b = tiles.item_row(tile), t0 = tiles.col0(tile);
+      const int64_t b = tiles.row_of(tile), t0 = static_cast<int64_t>(tiles.col_of(tile)) * TT;
       if constexpr (kYTma) {
-        // y(n) staged in act[n % 2] once both consumers are past MMA(n), stored by TMA, then released (a half tile,
-        // WG_TAIL_HALVES: from the accumulators, below)
-        if (p.y_tma && (!WG_TAIL_HALVES || tiles.half_of(tile) < 0)) {
+        if (p.y_tma) {  // y(n) staged in act[n % 2] once both consumers are past MMA(n), stored by TMA, then released
           named_bar_sync(kBarConsumers, NC);
           float out[kN / 2];
 #pragma unroll
@@ -1292,8 +1261,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) wg_ws_kernel(const TcParams p,
       mbar_arrive(&empty[n & 1]);  // act[n % 2] read
 #pragma unroll
       for (int ch = 0; ch < kCH; ++ch)
-        wg_store<T, kN, kAcc>(d[ch], y, p, b, cg * 64, t0 + ch * kN, bias_pw.x, bias_pw.y,
-                              WG_TAIL_HALVES ? tiles.col_end(tile) : 0);
+        wg_store<T, kN, kAcc>(d[ch], y, p, b, cg * 64, t0 + ch * kN, bias_pw.x, bias_pw.y);
       if (tracer) wg_mark_tile(n, kTrStored);
     }
     if (kYTma && p.y_tma && (tid & 31) == 0) tma_store_wait<0>();
@@ -1334,7 +1302,9 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   p.off_act = L::off_act;
   p.act_stage = L::act_stage;
   p.off_x = L::off_x;
-  p.x_stage = static_cast<uint32_t>((a.C_in * xw * sizeof(T) + 1023) / 1024 * 1024);  // TMA boxes: 128-byte aligned
+  // (WG_X_BOXES: its boxes' rows, at most kMaxCin, those past C_in zeros)
+  const int64_t x_rows = WG_X_BOXES > 1 ? int64_t{wg_x_boxes(a.C_in)} * wg_x_box_rows(a.C_in) : a.C_in;
+  p.x_stage = static_cast<uint32_t>((x_rows * xw * sizeof(T) + 1023) / 1024 * 1024);  // TMA boxes: 128-byte aligned
   p.off_mbar = p.off_x + L::x_slots * p.x_stage;
   const int64_t total = static_cast<int64_t>(p.off_mbar) + L::bars + 1024;
   if (xw > 256 || total > limit) return false;  // (a TMA box is at most 256 elements per dimension)
@@ -1347,14 +1317,15 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
 // outside the tensor dropped).
 template <typename T>
 CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l, int box_c = 0,
-                     CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE) {
+                     CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE,
+                     CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B) {
   const CUtensorMapDataType type = std::is_same_v<T, float>           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                    : std::is_same_v<T, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(L), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * sizeof(T), static_cast<cuuint64_t>(C * L) * sizeof(T)};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_l), static_cast<cuuint32_t>(box_c > 0 ? box_c : C), 1};
-  return tma_map_3d(base, type, dims, strides, box, swizzle);
+  return tma_map_3d(base, type, dims, strides, box, swizzle, promotion);
 }
 
 // WG_WS_D1_SHARE's route exists for this configuration (wg_kernel's build, fp32, not the split, y from registers)
@@ -1404,7 +1375,12 @@ void wg_launch(const FusedArgs& a, void* stream) {
   size_t smem = 0;
   if (wg_shape_refusal<T>(a) || !wg_plan<T, kSplit>(a, p, smem))
     throw std::runtime_error("wgmma variant: shape not supported (see fused_unsupported)");
-  const CUtensorMap xmap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW);
+  constexpr CUtensorMapL2promotion kXPromo = WG_X_PROMO == 0    ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+                                            : WG_X_PROMO == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                            : WG_X_PROMO == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                                                : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+  const CUtensorMap xmap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW, WG_X_BOXES > 1 ? wg_x_box_rows(a.C_in) : 0,
+                                       CU_TENSOR_MAP_SWIZZLE_NONE, kXPromo);
   // WG_Y_TMA: y as (T_out, C_out, B), boxes of kYBox steps x 16 rows, 128-byte swizzle (otherwise xmap stands in, unused)
   constexpr int kYBox = wg_y_box<T, kSplit>();
   const bool y_tma_ok =

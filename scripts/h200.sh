@@ -160,12 +160,12 @@ for stage in $stages; do
     # and the shape arguments of its A/B, "SPEC [ab args]"; each A/B (`ab`: y against float64, then bit for bit
     # against the tree, then 200 interleaved pairs) by ab_plan. The default plan is the next one to time; those
     # already timed are in git's history and docs/ladder.md (069c5c4's, 6162464's, 5100a4e's, ab64fd8's, 45c73fb's, da5f1e8's and 43db5f8's ran on an H100 on 2026-12-05;
-    # this one: WG_TAIL_HALVES, the last round's tiles as half tiles (prepared at a631394, not yet timed; the plan before
-    # it, rung 11's form before, its x slots, the row groups and the SiLU table on the H200, is 5da087f's): ModelNew's
-    # kernel and rungs 10 and 11 at the headline, where every tile is halved (B 2 T 1000), at whole rounds (B 33), at many rounds
-    plan=${KNOB_PLAN:-"wgmma_wide:WG_TAIL_HALVES=1; wgmma_wide:WG_TAIL_HALVES=1 --B 2 --T 1000; wgmma_wide:WG_TAIL_HALVES=1 --B 33;
-      wgmma_wide:WG_TAIL_HALVES=1 --B 64 --T 4096; wgmma_bf16:WG_TAIL_HALVES=1 --dtype bfloat16; wgmma_bf16:WG_TAIL_HALVES=1 --dtype bfloat16 --B 2 --T 1000;
-      wgmma_bf16:WG_TAIL_HALVES=1 --dtype bfloat16 --B 64 --T 4096; wgmma_3xtf32:WG_TAIL_HALVES=1"}
+    # this one: x's loads as N boxes of channel rows in a rotated order (WG_X_BOXES) and x's L2 promotion (WG_X_PROMO),
+    # prepared at e805dea's runs, not yet timed (the plan before it, WG_TAIL_HALVES, is e805dea's; 1-20% slower, removed):
+    # ModelNew's kernel and rungs 10 and 11 at the headline, and ModelNew's at many rounds
+    plan=${KNOB_PLAN:-"wgmma_wide:WG_X_BOXES=4; wgmma_wide:WG_X_BOXES=2; wgmma_wide:WG_X_PROMO=256; wgmma_wide:WG_X_BOXES=4,WG_X_PROMO=256;
+      wgmma_wide:WG_X_BOXES=4 --B 64 --T 4096; wgmma_bf16:WG_X_BOXES=4 --dtype bfloat16; wgmma_bf16:WG_X_PROMO=256 --dtype bfloat16;
+      wgmma_3xtf32:WG_X_BOXES=4"}
     # KNOB_VARIANTS (env): only the lines of these variants
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')
