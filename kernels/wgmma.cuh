@@ -40,23 +40,14 @@
                           // load into smem, so the load finds them there: it paid on rung 10 (one x slot),
                           // not on rungs 09 and 11 (two slots; docs/ladder.md)
 #endif
-#ifndef WG_X_BOXES
-#define WG_X_BOXES 1  // 2, 4, 8 or 16 (a timing experiment, not yet timed: docs/ladder.md, the runs of e805dea): an x tile
-                      // lands as this many TMA boxes of channel rows (rows a box: ceil(C_in / N) rounded up to 8), issued
-                      // from box blockIdx.x % N on, so that the SMs' requests at one moment spread over N groups of
-                      // channels instead of walking the same rows together (the x-reads-alone skeletons of e805dea took
-                      // the same time for half the bytes and with twice the slots: neither bandwidth nor latency alone)
-#endif
-#ifndef WG_X_PROMO
-#define WG_X_PROMO 128  // x's TMA L2 promotion in bytes: 0 (none), 64, 128 or 256 (a timing experiment, not yet timed:
-                        // an L2 miss then fetches 256 bytes, the neighbouring tile's part of the row with it)
-#endif
 #ifndef WG_X_FIRST
 #define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
                       // (faster on rung 09 in a same-run sweep; docs/ladder.md)
 #endif
-// (WG_TAIL_HALVES, the last round of tiles walked as half tiles on neighbouring blocks, was 1-20% slower on an H100 at
-// every shape it was timed at and is gone: docs/ladder.md, the runs of e805dea; its code is in git, b93598c..e805dea)
+// Timed on an H100 2026-12-06 at every shape of their plans, slower, and gone (docs/ladder.md, the runs of e805dea and
+// 2229254; the code is in git): WG_TAIL_HALVES, the last round of tiles as half tiles on neighbouring blocks (0.80-0.99x,
+// b93598c..e805dea); WG_X_BOXES, an x tile as 2 or 4 boxes of channel rows issued in a per-block rotated order
+// (0.89-0.99x), and WG_X_PROMO=256, x's L2 promotion at 256 bytes (0.994-0.996x), 2229254.
 // Removed knobs, measured slower or no faster (docs/ladder.md keeps the runs): WG_W_FIRST (first x requests after
 // W_pw's loads), WG_TMA_LATE (next x load after the wgmmas) and WG_W_TMA (W_pw by four TMA boxes rounded in place
 // after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9),
@@ -223,13 +214,6 @@
 #endif
 static_assert(WARPGROUPS == 2 || WARPGROUPS == 4, "WARPGROUPS must be 2 or 4");
 static_assert(WG_X_SLOTS >= 1 && WG_X_SLOTS <= 4, "WG_X_SLOTS: 1 .. 4");
-static_assert(WG_X_BOXES == 1 || WG_X_BOXES == 2 || WG_X_BOXES == 4 || WG_X_BOXES == 8 || WG_X_BOXES == 16,
-              "WG_X_BOXES: 1, 2, 4, 8 or 16 (then N boxes of rows take at most kMaxCin rows)");
-static_assert(WG_X_PROMO == 0 || WG_X_PROMO == 64 || WG_X_PROMO == 128 || WG_X_PROMO == 256, "WG_X_PROMO: 0, 64, 128, 256");
-// WG_X_BOXES: the channel rows of one x box (a multiple of 8: every box lands 128-byte aligned, XW * sizeof(T) being a
-// multiple of 16) and the boxes of a tile (at most WG_X_BOXES; rows past C_in read as zeros)
-__host__ __device__ constexpr int wg_x_box_rows(int C) { return ((C + WG_X_BOXES - 1) / WG_X_BOXES + 7) / 8 * 8; }
-__host__ __device__ constexpr int wg_x_boxes(int C) { return (C + wg_x_box_rows(C) - 1) / wg_x_box_rows(C); }
 static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM_WGS: 0 (chosen at launch), 2 or 4");
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_DW_EXTRA >= 0 && WG_DW_EXTRA <= 4, "WG_DW_EXTRA: 0 .. 4 (a block of at most 1024 threads)");
@@ -669,25 +653,12 @@ struct WgTiles {
       const int s = n % S;
       const bool lut = wg_lut<T>() && n == 0;  // WG_SILU_LUT: the SiLU table lands with the block's first tile
       // (zero-filled parts count)
-#if WG_X_BOXES > 1
-      const int rows = wg_x_box_rows(p.C_in), nb = wg_x_boxes(p.C_in);
-      mbar_expect_tx(&xbar[s], static_cast<uint32_t>(p.XW) * rows * nb * sizeof(T) + (lut ? kSiluLutBytes : 0u));
-#else
       mbar_expect_tx(&xbar[s], static_cast<uint32_t>(p.XW) * p.C_in * sizeof(T) + (lut ? kSiluLutBytes : 0u));
-#endif
 #if WG_SILU_LUT
       if (lut) bulk_load(smem + kSiluLutOff, kSiluBf16Table, kSiluLutBytes, &xbar[s]);
 #endif
       // FUSED_ABLATE 128: every tile's box from batch row 0 (L2 hits after the first: what x's DRAM reads cost)
-#if WG_X_BOXES > 1
-      for (int k = 0; k < nb; ++k) {  // box j: rows [j * rows, (j + 1) * rows), from box blockIdx.x % nb on
-        const int j = (k + static_cast<int>(blockIdx.x)) % nb;
-        tma_load_3d(smem + L::off_x + s * p.x_stage + static_cast<uint32_t>(j * rows * p.XW) * sizeof(T), xmap, &xbar[s],
-                    x_col(t), j * rows, FUSED_ABLATE & 128 ? 0 : row_of(t));
-      }
-#else
       tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : row_of(t));
-#endif
       if (WG_L2_PREFETCH > 0 && n >= S) prefetch(t + static_cast<int64_t>(WG_L2_PREFETCH) * gridDim.x);
     }
   }
@@ -867,7 +838,8 @@ __device__ __forceinline__ void wg_store_tma(const float (&d)[N / 2], unsigned c
   }
   fence_proxy_async();  // the staged rows -> visible to the TMA store
   __syncwarp();
-  if (lane == 0) {
+  if (lane == 0 && !(FUSED_ABLATE & 4)) {  // (FUSED_ABLATE 4, y's writes left out: staged, not stored; before 2026-12-06
+                                           // this path ignored the bit, so rung 11's mask-7 runs wrote y: docs/ladder.md)
     tma_store_3d(ymap, piece, static_cast<int>(t), row, static_cast<int>(b));
     tma_store_commit();
     tma_store_wait_read<0>();
@@ -1302,9 +1274,7 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
   p.off_act = L::off_act;
   p.act_stage = L::act_stage;
   p.off_x = L::off_x;
-  // (WG_X_BOXES: its boxes' rows, at most kMaxCin, those past C_in zeros)
-  const int64_t x_rows = WG_X_BOXES > 1 ? int64_t{wg_x_boxes(a.C_in)} * wg_x_box_rows(a.C_in) : a.C_in;
-  p.x_stage = static_cast<uint32_t>((x_rows * xw * sizeof(T) + 1023) / 1024 * 1024);  // TMA boxes: 128-byte aligned
+  p.x_stage = static_cast<uint32_t>((a.C_in * xw * sizeof(T) + 1023) / 1024 * 1024);  // TMA boxes: 128-byte aligned
   p.off_mbar = p.off_x + L::x_slots * p.x_stage;
   const int64_t total = static_cast<int64_t>(p.off_mbar) + L::bars + 1024;
   if (xw > 256 || total > limit) return false;  // (a TMA box is at most 256 elements per dimension)
@@ -1317,15 +1287,14 @@ bool wg_plan(const FusedArgs& a, TcParams& p, size_t& smem) {
 // outside the tensor dropped).
 template <typename T>
 CUtensorMap wg_x_map(const void* base, int64_t B, int64_t C, int64_t L, int box_l, int box_c = 0,
-                     CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE,
-                     CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B) {
+                     CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE) {
   const CUtensorMapDataType type = std::is_same_v<T, float>           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                    : std::is_same_v<T, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(L), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(L) * sizeof(T), static_cast<cuuint64_t>(C * L) * sizeof(T)};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_l), static_cast<cuuint32_t>(box_c > 0 ? box_c : C), 1};
-  return tma_map_3d(base, type, dims, strides, box, swizzle, promotion);
+  return tma_map_3d(base, type, dims, strides, box, swizzle);
 }
 
 // WG_WS_D1_SHARE's route exists for this configuration (wg_kernel's build, fp32, not the split, y from registers)
@@ -1375,12 +1344,7 @@ void wg_launch(const FusedArgs& a, void* stream) {
   size_t smem = 0;
   if (wg_shape_refusal<T>(a) || !wg_plan<T, kSplit>(a, p, smem))
     throw std::runtime_error("wgmma variant: shape not supported (see fused_unsupported)");
-  constexpr CUtensorMapL2promotion kXPromo = WG_X_PROMO == 0    ? CU_TENSOR_MAP_L2_PROMOTION_NONE
-                                            : WG_X_PROMO == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-                                            : WG_X_PROMO == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-                                                                : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
-  const CUtensorMap xmap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW, WG_X_BOXES > 1 ? wg_x_box_rows(a.C_in) : 0,
-                                       CU_TENSOR_MAP_SWIZZLE_NONE, kXPromo);
+  const CUtensorMap xmap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW);
   // WG_Y_TMA: y as (T_out, C_out, B), boxes of kYBox steps x 16 rows, 128-byte swizzle (otherwise xmap stands in, unused)
   constexpr int kYBox = wg_y_box<T, kSplit>();
   const bool y_tma_ok =

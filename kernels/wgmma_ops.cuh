@@ -195,17 +195,15 @@ inline PFN_cuTensorMapEncodeTiled_v12000 wg_encode_fn() {
 
 
 // Host: a TMA descriptor of a 3-D tensor (dims innermost first, byte strides of dims 1 and 2), box `box`,
-// element strides 1, zeros outside the tensor, L2 promotion `promotion` (128 bytes unless asked); `swizzle` the smem layout
-// the boxes land in.
+// element strides 1, zeros outside the tensor, 128-byte L2 promotion; `swizzle` the smem layout the boxes land in.
 inline CUtensorMap tma_map_3d(const void* base, CUtensorMapDataType type, const cuuint64_t (&dims)[3],
                               const cuuint64_t (&strides)[2], const cuuint32_t (&box)[3],
-                              CUtensorMapSwizzle swizzle,
-                              CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B) {
+                              CUtensorMapSwizzle swizzle) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = wg_encode_fn();
   CUtensorMap map;
   const cuuint32_t elem_strides[3] = {1, 1, 1};
   const CUresult r = encode(&map, type, 3, const_cast<void*>(base), dims, strides, box, elem_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw std::runtime_error("TMA: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(r));

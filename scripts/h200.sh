@@ -160,12 +160,11 @@ for stage in $stages; do
     # and the shape arguments of its A/B, "SPEC [ab args]"; each A/B (`ab`: y against float64, then bit for bit
     # against the tree, then 200 interleaved pairs) by ab_plan. The default plan is the next one to time; those
     # already timed are in git's history and docs/ladder.md (069c5c4's, 6162464's, 5100a4e's, ab64fd8's, 45c73fb's, da5f1e8's and 43db5f8's ran on an H100 on 2026-12-05;
-    # this one: x's loads as N boxes of channel rows in a rotated order (WG_X_BOXES) and x's L2 promotion (WG_X_PROMO),
-    # prepared at e805dea's runs, not yet timed (the plan before it, WG_TAIL_HALVES, is e805dea's; 1-20% slower, removed):
-    # ModelNew's kernel and rungs 10 and 11 at the headline, and ModelNew's at many rounds
-    plan=${KNOB_PLAN:-"wgmma_wide:WG_X_BOXES=4; wgmma_wide:WG_X_BOXES=2; wgmma_wide:WG_X_PROMO=256; wgmma_wide:WG_X_BOXES=4,WG_X_PROMO=256;
-      wgmma_wide:WG_X_BOXES=4 --B 64 --T 4096; wgmma_bf16:WG_X_BOXES=4 --dtype bfloat16; wgmma_bf16:WG_X_PROMO=256 --dtype bfloat16;
-      wgmma_3xtf32:WG_X_BOXES=4"}
+    # this one: rung 11's x slots with every slot's load issued at the start (WG_X_FIRST=0), which the x-reads traces of
+    # 2229254 suggest (with 4 slots the last x tile landed 1.5 us earlier, W_pw's fill 1.6 us later); the plans before it,
+    # WG_TAIL_HALVES (e805dea) and WG_X_BOXES / WG_X_PROMO (2229254), were slower and are gone (docs/ladder.md)
+    plan=${KNOB_PLAN:-"wgmma_bf16:WG_X_SLOTS=3,WG_X_FIRST=0 --dtype bfloat16; wgmma_bf16:WG_X_SLOTS=4,WG_X_FIRST=0 --dtype bfloat16;
+      wgmma_bf16:WG_X_SLOTS=4,WG_X_FIRST=0 --dtype bfloat16 --B 64 --T 4096; wgmma_bf16:WG_X_SLOTS=3 --dtype bfloat16"}
     # KNOB_VARIANTS (env): only the lines of these variants
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')
@@ -184,7 +183,7 @@ for stage in $stages; do
     # (every build first, in parallel: --build-only; B 33 puts 8 tiles on every SM: with the headline, a fixed part and a
     # part per round of tiles)
     log "memory skeletons against the clone"
-    sk_runs=("wgmma_wide 0 1 3 7 11 15 19" "wgmma_3xtf32 0 1 3" "wgmma_bf16 0 1 3 --dtype bfloat16" "wgmma_wide 0 3 --shape B=33")
+    sk_runs=("wgmma_wide 0 1 3 7 11 15 19" "wgmma_3xtf32 0 1 3" "wgmma_bf16 0 1 3 7 11 --dtype bfloat16" "wgmma_wide 0 3 --shape B=33")
     # (the B 33 line's builds are the first line's: built once)
     for r in "${sk_runs[@]:0:3}"; do timeout 300 python3 scripts/ablate.py $r --build-only 2>&1 | grep -v -i warn & done; wait
     for r in "${sk_runs[@]}"; do timeout 240 python3 scripts/ablate.py $r --baseline clone 2>&1 | grep -v -i warn; done ;;
@@ -228,12 +227,13 @@ for stage in $stages; do
         python3 scripts/ncu_case.py $v > "$OUT/ncu_$v.txt" 2>&1; echo "ncu $v exit $?"
     done ;;
   ncu_mem)
-    # DRAM bytes, throughput and L2 hit rate of the clone and of the skeletons' x reads alone (FUSED_ABLATE=7) and whole
-    # skeletons (3), each under the same ncu (caches flushed before each pass, as bench's timer flushes L2): whether a
-    # box of 128 short channel rows reads DRAM slower than the clone's stream (docs/ladder.md, the runs of a631394).
-    # NCU_MEM_SPECS (env): SPEC[@DTYPE] ..., SPEC as ab's (a variant, a knob build or a baseline)
-    log "ncu memory: the clone against the skeletons' reads"
-    specs=${NCU_MEM_SPECS:-"clone wgmma_wide:FUSED_ABLATE=7 wgmma_wide:FUSED_ABLATE=3 clone@bfloat16 wgmma_bf16:FUSED_ABLATE=7@bfloat16 wgmma_bf16:FUSED_ABLATE=3@bfloat16"}
+    # DRAM bytes, throughput and L2 hit rate of the skeletons' x reads alone (FUSED_ABLATE=7) and whole skeletons (3),
+    # each under the same ncu (caches flushed before each pass, as bench's timer flushes L2; docs/ladder.md, the runs of
+    # a631394 and e805dea). x.clone() is a cudaMemcpy, which ncu does not profile (e805dea's clone lines came back empty):
+    # the clone's side is bench's time. NCU_MEM_SPECS (env): SPEC[@DTYPE] ..., SPEC as ab's (a variant, a knob build or a
+    # baseline with kernels, e.g. eager)
+    log "ncu memory: the skeletons' reads"
+    specs=${NCU_MEM_SPECS:-"wgmma_wide:FUSED_ABLATE=7 wgmma_wide:FUSED_ABLATE=3 wgmma_bf16:FUSED_ABLATE=7@bfloat16 wgmma_bf16:FUSED_ABLATE=3@bfloat16"}
     build_specs $(for sd in $specs; do sp=${sd%@*}; [ "${sp%%:*}" != clone ] && echo "$sp"; done | sort -u); wait
     for sd in $specs; do
       sp=${sd%@*}; dt=float32; [ "$sd" != "$sp" ] && dt=${sd#*@}

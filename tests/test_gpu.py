@@ -116,28 +116,6 @@ def test_two_warpgroup_y_by_tma_for_16_bit_io_equals_the_tree(dtype, extra):
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
-                    reason="rungs 09-13 are sm_90a code")
-@pytest.mark.parametrize("variant,knobs,dtype", [
-    ("wgmma_wide", dict(WG_X_BOXES="4"), torch.float32), ("wgmma_tf32", dict(WG_X_BOXES="2"), torch.float32),
-    ("wgmma_3xtf32", dict(WG_X_BOXES="4"), torch.float32), ("wgmma_bf16", dict(WG_X_BOXES="4"), torch.bfloat16),
-    ("wgmma_bf16", dict(WG_X_PROMO="256"), torch.bfloat16)], ids=["wide-boxes4", "tf32-boxes2", "3xtf32-boxes4",
-                                                                  "bf16-boxes4", "bf16-promo256"])
-def test_x_boxes_and_promotion_equal_the_tree(variant, knobs, dtype):
-    """wgmma.cuh's WG_X_BOXES and WG_X_PROMO (timing experiments, off by default): an x tile loaded as N boxes of
-    channel rows issued in a rotated order, and x's L2 promotion. The tile in smem is the tree's (rows past C_in of the
-    last box are zeros the depthwise never reads), so each build passes the battery and y is bit for bit the tree's:
-    at the headline, with C_in 100 (the last box's rows partly past C_in), C_in 40 (three boxes of 16 rows), C_in 8
-    (one box), C_in 64, the run-time-K kernel (K 9), shifted groups (K 3 d 1) and bias off."""
-    table, ok = fj.check(variant, dtypes=[str(dtype).split(".")[1]], defines=fj.defines_over_tuned(variant, knobs))
-    assert ok, table[table.status != "pass"].to_string()
-    assert_tree_equals_build(variant, knobs, [
-        dict(K=5, dilation=2), dict(B=3, C_in=100, C_out=128, T=1000, K=3, dilation=1),
-        dict(B=2, C_in=40, C_out=72, T=1008, K=9, dilation=1), dict(B=2, C_in=8, C_out=24, T=512, K=5, dilation=2),
-        dict(B=5, C_in=64, C_out=64, T=1000, K=5, dilation=2), dict(B=4, T=2000, K=7, dilation=2, bias=False)],
-        seed=200, dtype=dtype)
-
-
-@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rung 10 is sm_90a code")
 @pytest.mark.parametrize("knobs", [dict(WG_W_SMALL_REGS="1", WG_WS_EXTRA="0"), dict(WG_W_SMALL_REGS="1", WG_WS_EXTRA="1"),
                                    dict(WG_W_SMALL_REGS="1"),
