@@ -89,12 +89,13 @@ def main() -> int:
     ap.add_argument("--commit", action="append", required=True, help="a commit whose ab rows to draw (repeatable)")
     ap.add_argument("--name", required=True, help="the picture is results/ab_<name>.png")
     ap.add_argument("--against", choices=("tree", "clone"), default="tree")
-    ap.add_argument("--title", default="A/B against the tree")
+    ap.add_argument("--title", default=None, help="default: A/B against the tree, or against x.clone() with --against clone")
     ap.add_argument("--results", default=None, help="the results log (default results/timings.csv)")
     ap.add_argument("--out", default=None, help="the picture's path (default results/ab_<name>.png)")
     a = ap.parse_args()
     df = fj.read_results(a.results) if a.results else fj.read_results()
-    out = plot(ab_pairs(df, a.commit, a.against), a.title, Path(a.out) if a.out else fj.ROOT / "results" / f"ab_{a.name}.png",
+    title = a.title or ("A/B against x.clone()" if a.against == "clone" else "A/B against the tree")
+    out = plot(ab_pairs(df, a.commit, a.against), title, Path(a.out) if a.out else fj.ROOT / "results" / f"ab_{a.name}.png",
                a.against)
     print(out)
     return 0
