@@ -2,7 +2,7 @@
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
-#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [prebuild] [suite_builds] [ncu_mem] [notebooks]
+#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [traces] [prebuild] [suite_builds] [ncu_mem] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
@@ -164,7 +164,8 @@ for stage in $stages; do
     # 2229254 suggest (with 4 slots the last x tile landed 1.5 us earlier, W_pw's fill 1.6 us later); the plans before it,
     # WG_TAIL_HALVES (e805dea) and WG_X_BOXES / WG_X_PROMO (2229254), were slower and are gone (docs/ladder.md)
     plan=${KNOB_PLAN:-"wgmma_bf16:WG_X_SLOTS=3,WG_X_FIRST=0 --dtype bfloat16; wgmma_bf16:WG_X_SLOTS=4,WG_X_FIRST=0 --dtype bfloat16;
-      wgmma_bf16:WG_X_SLOTS=4,WG_X_FIRST=0 --dtype bfloat16 --B 64 --T 4096; wgmma_bf16:WG_X_SLOTS=3 --dtype bfloat16"}
+      wgmma_bf16:WG_X_SLOTS=3,WG_X_FIRST=0 --dtype bfloat16 --B 64 --T 4096; wgmma_bf16:WG_X_SLOTS=4,WG_X_FIRST=0 --dtype bfloat16 --B 64 --T 4096;
+      wgmma_bf16:WG_X_SLOTS=3 --dtype bfloat16"}
     # KNOB_VARIANTS (env): only the lines of these variants
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')
@@ -187,6 +188,28 @@ for stage in $stages; do
     # (the B 33 line's builds are the first line's: built once)
     for r in "${sk_runs[@]:0:3}"; do timeout 300 python3 scripts/ablate.py $r --build-only 2>&1 | grep -v -i warn & done; wait
     for r in "${sk_runs[@]}"; do timeout 240 python3 scripts/ablate.py $r --baseline clone 2>&1 | grep -v -i warn; done ;;
+  traces)
+    # where a block's time goes, tile by tile (scripts/trace_case.py at the headline): one line of TRACE_PLAN (env; ';'
+    # between lines) a trace, "VARIANT [NAME=VALUE ...] [--dtype DTYPE]"; every FUSED_TRACE=1 build made first, in
+    # parallel; each trace's csv and png into $OUT/traces.tgz (the device tool brings back at most 8 files). The default:
+    # rung 11 at its default, with 3 slots, with 4 slots issued at the start, and its x-reads skeleton (docs/ladder.md,
+    # the runs of 2229254)
+    log "traces"
+    trplan=${TRACE_PLAN:-"wgmma_bf16 --dtype bfloat16; wgmma_bf16 WG_X_SLOTS=3 --dtype bfloat16;
+      wgmma_bf16 WG_X_SLOTS=4 WG_X_FIRST=0 --dtype bfloat16; wgmma_bf16 FUSED_ABLATE=7 --dtype bfloat16"}
+    echo "$trplan" | tr ';' '\n' | while read -r v rest; do
+      [ -z "$v" ] && continue
+      ds=$(echo "${rest%%--*}" | xargs | tr ' ' ',')
+      python3 -c "import fused_jit as fj; d = fj.defines_over_tuned('$v', [s for s in '$ds'.split(',') if s]); fj.load('$v', {**d, 'FUSED_TRACE': '1'}); print('built $v $ds')" 2>&1 | grep -v -i warn &
+    done; wait
+    mkdir -p "$OUT/traces"
+    echo "$trplan" | tr ';' '\n' | while read -r v rest; do
+      [ -z "$v" ] && continue
+      n=$(echo "$v $rest" | sed 's/--dtype //' | tr -d '=' | xargs | tr ' ' '_')
+      log "trace $v $rest"
+      timeout 90 python3 scripts/trace_case.py $v $rest --csv "$OUT/traces/$n.csv" --plot "$OUT/traces/$n.png" < /dev/null 2>&1 | grep -v -i warn
+    done
+    tar czf "$OUT/traces.tgz" -C "$OUT" traces && rm -rf "$OUT/traces" ;;
   launch_cost)
     # the skeleton's fixed part: empty kernels of the TF32 block's size with and without its shared memory, a 64 KB
     # fill, the clone (and, without LAUNCH_NO_RUNG=1, rung 13 with neither reads nor writes) under bench's timer

@@ -339,6 +339,22 @@ def test_h200_targets_plan_times_each_class_against_the_clone():
     assert {("wgmma_tf32", "float32"), ("wgmma_3xtf32", "float32"), ("wgmma_bf16", "bfloat16")} <= names
 
 
+def test_h200_trace_plan_names_variants_and_knobs_they_read():
+    """scripts/h200.sh's `traces` stage: every line of its default plan is "VARIANT [NAME=VALUE ...] [--dtype DTYPE]",
+    a variant with a FUSED_TRACE build (rungs 09-12), knobs its sources read and a dtype it takes."""
+    sources = "".join(p.read_text() for p in fj.KERNELS_DIR.iterdir() if p.suffix in (".cu", ".cuh"))
+    lines = _h200_plan("trplan", "TRACE_PLAN")
+    assert lines
+    for variant, *rest in lines:
+        assert variant in fj.variants() and fj.variant_info(variant).rung in (9, 10, 11, 12), variant
+        dtype = rest[rest.index("--dtype") + 1] if "--dtype" in rest else "float32"
+        assert dtype in fj.variant_info(variant).dtypes, (variant, dtype)
+        for knob in (w for w in rest if "=" in w):
+            name = knob.partition("=")[0]
+            assert re.search(rf"#if(?:ndef)? {name}\b|defined\({name}\)", sources), f"{variant}: no kernel source reads {name}"
+        fj.defines_over_tuned(variant, [w for w in rest if "=" in w])
+
+
 def test_sass_diff_sees_a_knob_and_nothing_else():
     """scripts/sass_diff.py (the check that a change leaves the timed kernels' machine code alone): the working tree
     against HEAD's kernels with a knob at its default is identical (exit 0); with the knob changed, the kernel differs
