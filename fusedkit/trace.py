@@ -109,19 +109,25 @@ def plot_trace(events: pd.DataFrame, warpgroups: int = 0, blocks: int = 12, titl
     return fig
 
 
+def traced_build(variant: str, defines: dict | None = None):
+    """The variant's FUSED_TRACE=1 build (its tuned parameters, `defines` over them), compiled on first use (no GPU
+    needed): (the extension, its defines). traced_launch launches it; scripts/trace_case.py --build-only makes it."""
+    from .jit import defines_over_tuned, load
+    defs = {**defines_over_tuned(variant, defines or {}), "FUSED_TRACE": "1"}
+    return load(variant, defs), defs
+
+
 def traced_launch(variant: str = "wgmma_rs_tf32", shape: dict | None = None, dtype: str = "float32",
                   defines: dict | None = None):
     """One launch of the variant's FUSED_TRACE=1 build (its tuned parameters, `defines` over them) at `shape`,
     after 5 untimed calls and with the L2 flushed as bench times it: (events per block, from
     fusedkit.trace.decode_trace; G, the warpgroups of a rung-12 build (0: one record per block); the defines).
     Needs a GPU; the records cost a few global stores per tile, so it is a timing experiment, not a benchmark."""
-    from .jit import defines_over_tuned, load
     from .check import make_case
     from .config import DTYPES, HEADLINE
     from .model import forward_args
     from .timing import Timer
-    defs = {**defines_over_tuned(variant, defines or {}), "FUSED_TRACE": "1"}
-    ext = load(variant, defs)
+    ext, defs = traced_build(variant, defines)
     model, x = make_case(dict(shape or HEADLINE), DTYPES[dtype], "cuda", seed=0)
     args = forward_args(model)
     for _ in range(5):

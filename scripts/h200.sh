@@ -197,11 +197,10 @@ for stage in $stages; do
     log "traces"
     trplan=${TRACE_PLAN:-"wgmma_bf16 --dtype bfloat16; wgmma_bf16 WG_X_SLOTS=3 --dtype bfloat16;
       wgmma_bf16 WG_X_SLOTS=4 WG_X_FIRST=0 --dtype bfloat16; wgmma_bf16 FUSED_ABLATE=7 --dtype bfloat16"}
-    echo "$trplan" | tr ';' '\n' | while read -r v rest; do
-      [ -z "$v" ] && continue
-      ds=$(echo "${rest%%--*}" | xargs | tr ' ' ',')
-      python3 -c "import fused_jit as fj; d = fj.defines_over_tuned('$v', [s for s in '$ds'.split(',') if s]); fj.load('$v', {**d, 'FUSED_TRACE': '1'}); print('built $v $ds')" 2>&1 | grep -v -i warn &
-    done; wait
+    # (the builds' `wait` inside the pipeline's subshell, whose children they are)
+    echo "$trplan" | tr ';' '\n' | { while read -r v rest; do
+      [ -n "$v" ] && { timeout 300 python3 scripts/trace_case.py $v $rest --build-only < /dev/null 2>&1 | grep -v -i warn & }
+    done; wait; }
     mkdir -p "$OUT/traces"
     echo "$trplan" | tr ';' '\n' | while read -r v rest; do
       [ -z "$v" ] && continue
@@ -253,11 +252,10 @@ for stage in $stages; do
     # DRAM bytes, throughput and L2 hit rate of the skeletons' x reads alone (FUSED_ABLATE=7) and whole skeletons (3),
     # each under the same ncu (caches flushed before each pass, as bench's timer flushes L2; docs/ladder.md, the runs of
     # a631394 and e805dea). x.clone() is a cudaMemcpy, which ncu does not profile (e805dea's clone lines came back empty):
-    # the clone's side is bench's time. NCU_MEM_SPECS (env): SPEC[@DTYPE] ..., SPEC as ab's (a variant, a knob build or a
-    # baseline with kernels, e.g. eager)
+    # the clone's side is bench's time. NCU_MEM_SPECS (env): SPEC[@DTYPE] ..., SPEC a variant or a knob build (ab's form)
     log "ncu memory: the skeletons' reads"
     specs=${NCU_MEM_SPECS:-"wgmma_wide:FUSED_ABLATE=7 wgmma_wide:FUSED_ABLATE=3 wgmma_bf16:FUSED_ABLATE=7@bfloat16 wgmma_bf16:FUSED_ABLATE=3@bfloat16"}
-    build_specs $(for sd in $specs; do sp=${sd%@*}; [ "${sp%%:*}" != clone ] && echo "$sp"; done | sort -u); wait
+    build_specs $(for sd in $specs; do echo "${sd%@*}"; done | sort -u); wait
     for sd in $specs; do
       sp=${sd%@*}; dt=float32; [ "$sd" != "$sp" ] && dt=${sd#*@}
       timeout 150 ncu --clock-control none --profile-from-start off --launch-skip 2 --launch-count 1 \

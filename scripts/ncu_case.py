@@ -1,8 +1,7 @@
 """Run one variant a few times at the headline shape (for ncu). Usage: ncu ... python scripts/ncu_case.py VARIANT[:NAME=VALUE,...] [DTYPE]
 (NAME=VALUE: compile-time parameters over the variant's tuned ones, ab's form, e.g. wgmma_tf32:FUSED_ABLATE=6 for the
-depthwise phase without the MMA and y's stores; VARIANT may be a baseline, e.g. eager (clone is a cudaMemcpy, which ncu does not
-profile); DTYPE: x's dtype, float32 unless
-named, e.g. bfloat16.)
+depthwise phase without the MMA and y's stores; VARIANT may be a baseline, e.g. eager (clone is a cudaMemcpy, which ncu
+does not profile); DTYPE: x's dtype, float32 unless named, e.g. bfloat16.)
 VARIANT `backward`: three backwards of ModelNew at the headline (its default backward: rung 10, kernels/dw_silu_backward.cu and cuDNN's weight gradient)."""
 import sys
 from pathlib import Path

@@ -1,7 +1,7 @@
 """Where a block's time goes, tile by tile: a FUSED_TRACE=1 build of a wgmma rung (09-11) records clock64() at
 the phase boundaries of each block's first tiles; this runs it once at the headline shape (L2 flushed, as in
 bench) and prints, per tile, the median over blocks of each event's time since the block started (us).
-Usage: python scripts/trace_case.py VARIANT [NAME=VALUE ...] [--dtype bfloat16] [--csv PATH] [--plot PNG]
+Usage: python scripts/trace_case.py VARIANT [NAME=VALUE ...] [--dtype bfloat16] [--csv PATH] [--plot PNG] [--build-only]
        python scripts/trace_case.py --from-csv PATH --plot PNG [--warpgroups G]   (a recorded trace; no GPU)
 Rung 12 (wgmma_rs_tf32) records per warpgroup: its trace "tile" g + G n is warpgroup g's n-th tile (G =
 RS_WARPGROUPS), and the plot draws one bar per warpgroup; its "mma issued" ends the depthwise + MMA issue.
@@ -38,6 +38,7 @@ def main() -> int:
     ap.add_argument("--plot", default=None, help="draw the timeline of a sample of blocks into this PNG")
     ap.add_argument("--from-csv", default=None, help="no run: draw --plot from a CSV that --csv wrote")
     ap.add_argument("--warpgroups", type=int, default=0, help="with --from-csv: rung 12's RS_WARPGROUPS of the trace")
+    ap.add_argument("--build-only", action="store_true", help="make the FUSED_TRACE build, trace nothing (no GPU needed)")
     a = ap.parse_args()
     if a.from_csv:
         if not a.plot:
@@ -46,6 +47,10 @@ def main() -> int:
         return 0
     if not a.variant:
         ap.error("a variant (or --from-csv) is required")
+    if a.build_only:
+        _, defines = fj.traced_build(a.variant, fj.defines_over_tuned(a.variant, a.defines))
+        print(f"built {a.variant} {fj.defines_str(defines)}")
+        return 0
     events, warpgroups, defines = fj.traced_launch(a.variant, fj.HEADLINE, a.dtype,
                                                    fj.defines_over_tuned(a.variant, a.defines))
     title = f"{a.variant} {fj.defines_str(defines)} {a.dtype}"

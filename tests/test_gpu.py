@@ -116,6 +116,73 @@ def test_two_warpgroup_y_by_tma_for_16_bit_io_equals_the_tree(dtype, extra):
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rungs 09-13 are sm_90a code")
+@pytest.mark.parametrize("variant,dtype", [("wgmma_tf32", torch.float32), ("wgmma_wide", torch.float32),
+                                           ("wgmma_3xtf32", torch.float32), ("wgmma_bf16", torch.bfloat16)])
+def test_lean_depthwise_equals_the_tree(variant, dtype):
+    """wgmma.cuh's WG_DW_LEAN and common.cuh's FUSED_SILU_ANY (timing experiments, off by default): the depthwise loop
+    with `live` outside it and carried addresses, and the SiLU guard as one predicate (eager's formula for a whole group
+    where any value is refused) give y bit for bit the tree's: both GEMM forms, six and four warpgroups, the per-K and
+    run-time-K kernels, shifted groups (padding not a multiple of 4), padded channels (C_in not a multiple of 32),
+    inputs large enough that |v| >= 16 takes eager's formula, bias off; and within the variant's bound. (T % 8 == 0
+    throughout: rung 11's shapes.)"""
+    assert_tree_equals_build(variant, {"WG_DW_LEAN": "1", "FUSED_SILU_ANY": "1"}, [
+        dict(K=5, dilation=2), dict(K=3, dilation=2, scale=12.0), dict(K=9, dilation=1), dict(K=3, dilation=3),
+        dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2), dict(B=2, C_in=40, C_out=72, T=1008, K=4, dilation=3),
+        dict(B=2, C_in=128, C_out=96, T=4504, K=7, dilation=2, bias=False),
+        dict(B=2, C_in=64, C_out=64, T=704, K=5, dilation=2), dict(B=2, C_in=64, C_out=64, T=704, K=5, dilation=1)],
+        seed=80, dtype=dtype)
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rungs 09-11 are sm_90a code")
+@pytest.mark.parametrize("variant,dtype,knobs", [
+    ("wgmma_tf32", torch.float32, dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="0")),
+    ("wgmma_tf32", torch.float32, dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="10")),
+    ("wgmma_tf32", torch.float32, dict(WG_WS_EXTRA="2")),
+    ("wgmma_bf16", torch.bfloat16, dict(TILE_T="128")),
+    ("wgmma_bf16", torch.bfloat16, dict(WG_WS="0", WG_WS_EXTRA="0", TILE_T="128")),
+    ("wgmma_3xtf32", torch.float32, dict(WG_WS_EXTRA="1")), ("wgmma_3xtf32", torch.float32, dict(WG_WS_EXTRA="0")),
+    ("wgmma_3xtf32", torch.float32, dict(WG_WS_EXTRA="2", TILE_T="16"))],
+    ids=["ws_share0", "ws_share10", "d1_route", "bf16_ws_tile128", "bf16_form_before", "split_extra1", "split_extra0",
+         "split_extra2_tile16"])
+def test_six_warpgroup_warp_specialized_kernel_equals_the_tree(variant, dtype, knobs):
+    """wgmma.cuh's WG_WS_EXTRA (rung 10's default is 2; off elsewhere): wg_ws_kernel with four producer warpgroups
+    (registers moved by setmaxnreg), as every tile's kernel (WG_WS=1, consumer shares 0 and 10) and as the dilation-1
+    route, rung 11's (bf16; its default since 2026-12-05 night: TILE_T 64, y by TMA stores) against its form at TILE_T 128
+    and against wg_kernel at TILE_T 128 (the form before), and rung 10's
+    (the split, whose default has four producer warpgroups) with three and two (the form before 2026-12-05) and four
+    at TILE_T 16, where two x slots fit; y bit for bit the tree's (the same activations, the same
+    products in the same order) at both GEMM forms' shapes, per-K and run-time-K kernels, padded channels, shifted
+    groups, several tiles per block."""
+    assert_tree_equals_build(variant, knobs, [
+        dict(K=5, dilation=2), dict(K=3, dilation=1), dict(K=9, dilation=1), dict(K=3, dilation=3),
+        dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2), dict(B=2, C_in=40, C_out=72, T=1008, K=5, dilation=1),
+        dict(B=2, C_in=64, C_out=64, T=4504, K=7, dilation=2, bias=False)], seed=100, dtype=dtype)
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rungs 09-13 are sm_90a code")
+@pytest.mark.parametrize("variant,dtype", [
+    ("wgmma_bf16", torch.bfloat16), ("wgmma_bf16", torch.float16), ("wgmma_tf32", torch.float32),
+    ("wgmma_3xtf32", torch.float32), ("wgmma_wide", torch.float32)], ids=["bf16", "fp16", "tf32", "split", "wide"])
+def test_depthwise_row_groups_equal_the_form_before(variant, dtype):
+    """wgmma.cuh's WG_ROW_GROUPS (the default since 2026-12-05 night): where the x box's aligned start lies `shift`
+    columns before the tile's first input (padding % G != 0), each depthwise group is G act rows and reads its window
+    `shift` elements into the chunks. The tree's y is bit for bit the form before's (WG_ROW_GROUPS=0: the same
+    activations in the same order) where that shift is not 0 (bf16 K 5 d 2, K 3 d 1, K 7 d 2, K 3 d 3; fp32 K 3 d 1,
+    K 7 d 2, K 3 d 3, K 7 d 1), where it is 0 (fp32 K 5 d 2, bf16 K 9 d 2), in the first and last tiles (zeros outside
+    x), padded channels, the run-time-K kernel (K 9), the dilation-1 route, T_out not a multiple of TILE_T; rung 11
+    as its default, the warp-specialized kernel at TILE_T 64. (Run at 45c73fb the other way round, the knob's
+    builds against a tree without it, in rung 11's TILE_T 128 and warp-specialized TILE_T 64 forms: 7 passed.)"""
+    assert_tree_equals_build(variant, {"WG_ROW_GROUPS": "0"}, [
+        dict(K=5, dilation=2), dict(K=3, dilation=1), dict(K=7, dilation=2), dict(K=3, dilation=3),
+        dict(K=9, dilation=2), dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2),
+        dict(B=2, C_in=40, C_out=72, T=1008, K=7, dilation=1), dict(B=2, C_in=64, C_out=64, T=4504, K=3, dilation=1, bias=False)],
+        seed=140, dtype=dtype)
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rung 10 is sm_90a code")
 @pytest.mark.parametrize("knobs", [dict(WG_W_SMALL_REGS="1", WG_WS_EXTRA="0"), dict(WG_W_SMALL_REGS="1", WG_WS_EXTRA="1"),
                                    dict(WG_W_SMALL_REGS="1"),
