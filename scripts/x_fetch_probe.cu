@@ -1,0 +1,242 @@
+// x_fetch_probe.cu: how fast can a block of the fused kernels fetch its x tiles from DRAM, by which path? The x reads
+// alone of rungs 09/13 ran at ~53% of the H100's DRAM peak under ncu (docs/ladder.md, the runs of e805dea), and a lone
+// first x box landed 2.6 us (bf16) to 4.1 us (float32) after the block started. This probe takes the kernels' walk of
+// tiles (tile = blockIdx.x + n * gridDim.x, 132 blocks, a box of all C rows x XW columns a tile, S tiles in flight a
+// block) without anything else, and fetches each tile three ways:
+//   tma   : one cp.async.bulk.tensor box a tile (the kernels' path), issued by thread 0;
+//   rows  : one 1-D cp.async.bulk a channel row (C bulk copies a tile), issued by the 32 lanes of warp 0;
+//   lsu   : 16-byte cp.async by all 256 threads (rung 04's path), one commit group a tile;
+//   tma_ef: tma with an L2 evict_first hint (wgmma.cuh's WG_L2_HINT bit 1), so x's lines, not the flush's dirty ones,
+//           are the next to leave L2.
+// Each launch follows a 256 MB memset (the L2 flushed, as bench's timer does); CUDA events around it, median and
+// p10-p90 of --reps launches; the blocks' landing times (globaltimer, since the block started) as medians over blocks.
+// Beside them, in the same run: cudaMemcpyAsync of x (the clone: x read and written) and a plain read of x (16-byte
+// loads, every thread a grid-stride sum; with the streaming hint ld.global.cs and without), the two roofs.
+//   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/x_fetch_probe.cu -o /tmp/x_fetch_probe
+//   /tmp/x_fetch_probe [esize B C T TILE_T reps method]   (default: 4 16 128 2048 64 50, every method; esize 2 for
+//   bf16; method 0 tma, 1 rows, 2 lsu, 3 tma_ef; S tiles in flight at most what fits in 227 KB)
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "../kernels/cp_async.cuh"
+#include "../kernels/mbarrier.cuh"
+#include "../kernels/wgmma_ops.cuh"  // tma_load_3d, bulk_load, mbar_expect_tx, tma_map_3d
+#include "standalone_check.cuh"      // CK
+
+namespace {
+constexpr int kThreads = 256, kMaxSlots = 4, kMaxRounds = 64;
+
+struct Probe {
+  const unsigned char* x;  // (B, C, T) of esize-byte elements
+  int esize, C, T, tile_t, halo, xw, n_tt;
+  int64_t n_tiles;
+  unsigned long long* land;  // [gridDim.x][kMaxRounds]: ns since the block started, tile n landed
+  // tile t: batch row t / n_tt, columns [col * tile_t - halo, + xw) (16-byte aligned: halo = 16 / esize)
+  __device__ int row(int64_t t) const { return static_cast<int>(t / n_tt); }
+  __device__ int xs(int64_t t) const { return static_cast<int>(t % n_tt) * tile_t - halo; }
+  __device__ unsigned row_bytes() const { return static_cast<unsigned>(xw) * esize; }
+};
+
+__device__ __forceinline__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+
+// METHOD 0: tma, 1: rows, 2: lsu, 3: tma_ef. S tiles in flight; each landing recorded by thread 0, then the slot refilled.
+template <int METHOD>
+__global__ void __launch_bounds__(kThreads) fetch(const __grid_constant__ CUtensorMap xmap, Probe p, int S) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  __shared__ __align__(8) uint64_t bar[kMaxSlots];
+  const unsigned long long t0 = now_ns();
+  const unsigned slot_bytes = static_cast<unsigned>(p.C) * p.row_bytes();
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) mbar_init(&bar[s], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  auto issue = [&](int n) {
+    const int64_t t = blockIdx.x + static_cast<int64_t>(n) * gridDim.x;
+    if (t >= p.n_tiles) return;
+    const int s = n % S;
+    unsigned char* dst = smem + s * slot_bytes;
+    if (METHOD == 0 || METHOD == 3) {
+      if (threadIdx.x == 0) {
+        mbar_expect_tx(&bar[s], slot_bytes);
+        if (METHOD == 3) tma_load_3d_hint(dst, &xmap, &bar[s], p.xs(t), 0, p.row(t), l2_evict_first());
+        else tma_load_3d(dst, &xmap, &bar[s], p.xs(t), 0, p.row(t));
+      }
+    } else if (METHOD == 1) {
+      if (threadIdx.x < 32) {
+        if (threadIdx.x == 0) mbar_expect_tx(&bar[s], slot_bytes);
+        __syncwarp();
+        // (the box's columns stay inside [0, T) except the first and last tile's halo: those rows are clamped, which
+        // moves the same bytes; nothing reads them)
+        const int c0 = min(max(p.xs(t), 0), p.T - p.xw);
+        for (int c = threadIdx.x; c < p.C; c += 32) {
+          const unsigned char* src = p.x + ((static_cast<int64_t>(p.row(t)) * p.C + c) * p.T + c0) * p.esize;
+          bulk_load(dst + c * p.row_bytes(), src, p.row_bytes(), &bar[s]);
+        }
+      }
+    } else {
+      const int c0 = min(max(p.xs(t), 0), p.T - p.xw);
+      const int chunks = p.row_bytes() / 16;
+      for (int i = threadIdx.x; i < p.C * chunks; i += kThreads) {
+        const int c = i / chunks, k = i % chunks;
+        const unsigned char* src = p.x + ((static_cast<int64_t>(p.row(t)) * p.C + c) * p.T + c0) * p.esize + k * 16;
+        cp_async_16(dst + c * p.row_bytes() + k * 16, src, 16);
+      }
+      cp_async_commit();
+    }
+  };
+  for (int n = 0; n < S; ++n) issue(n);
+  for (int n = 0; blockIdx.x + static_cast<int64_t>(n) * gridDim.x < p.n_tiles; ++n) {
+    if (METHOD == 2) {
+      // groups committed after tile n's: min(S - 1, tiles issued after it)
+      const int64_t later = (p.n_tiles - 1 - blockIdx.x) / gridDim.x - n;
+      if (later >= 3 && S == 4) cp_async_wait<3>();
+      else if (later >= 2 && S >= 3) cp_async_wait<2>();
+      else if (later >= 1 && S >= 2) cp_async_wait<1>();
+      else cp_async_wait<0>();
+      __syncthreads();
+    } else {
+      mbar_wait(&bar[n % S], (n / S) & 1);
+    }
+    if (threadIdx.x == 0 && n < kMaxRounds) p.land[blockIdx.x * kMaxRounds + n] = now_ns() - t0;
+    __syncthreads();  // (the slot is free: nothing reads it)
+    issue(n + S);
+  }
+}
+
+// the read roof: every thread sums 16-byte vectors grid-stride (the sum written so it is not dropped); CS: ld.global.cs
+template <bool CS>
+__global__ void read_all(const uint4* x, int64_t n, unsigned* sink) {
+  unsigned acc = 0;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const uint4 v = CS ? __ldcs(x + i) : x[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+struct Stat {
+  float med, p10, p90;
+};
+Stat stat(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]};
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int esize = argc > 1 ? std::atoi(argv[1]) : 4;
+  const int64_t B = argc > 2 ? std::atoll(argv[2]) : 16;
+  const int C = argc > 3 ? std::atoi(argv[3]) : 128;
+  const int T = argc > 4 ? std::atoi(argv[4]) : 2048;
+  const int tile_t = argc > 5 ? std::atoi(argv[5]) : 64;
+  const int reps = argc > 6 ? std::atoi(argv[6]) : 50;
+  if ((esize != 2 && esize != 4) || T % tile_t || C > 256 || reps < 5) {
+    std::fprintf(stderr, "usage: x_fetch_probe [esize(2|4) B C(<=256) T TILE_T(divides T) reps(>=5)]\n");
+    return 1;
+  }
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const int grid = prop.multiProcessorCount;
+  Probe p{};
+  p.esize = esize, p.C = C, p.T = T, p.tile_t = tile_t, p.halo = 16 / esize;
+  p.xw = tile_t + 2 * p.halo, p.n_tt = T / tile_t, p.n_tiles = B * p.n_tt;
+  const size_t xbytes = static_cast<size_t>(B) * C * T * esize, flush_bytes = size_t(256) << 20;
+  unsigned char *x, *y, *flush;
+  unsigned* sink;
+  CK(cudaMalloc(&x, xbytes));
+  CK(cudaMalloc(&y, xbytes));
+  CK(cudaMalloc(&flush, flush_bytes));
+  CK(cudaMalloc(&sink, 4));
+  CK(cudaMemset(x, 0x3c, xbytes));
+  CK(cudaMalloc(&p.land, sizeof(unsigned long long) * grid * kMaxRounds));
+  p.x = x;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(T) * esize, static_cast<cuuint64_t>(C) * T * esize};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(p.xw), static_cast<cuuint32_t>(C), 1};
+  const CUtensorMap xmap = tma_map_3d(x, esize == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                                      dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  const int64_t rounds = (p.n_tiles + grid - 1) / grid;
+  std::printf("%s, %d SMs; x (%lld, %d, %d) of %d-byte elements, %.2f MB; tiles of %d columns + halo: rows of %d bytes, "
+              "%lld tiles, %lld rounds; %d launches each, L2 flushed (256 MB memset) before each\n",
+              prop.name, grid, static_cast<long long>(B), C, T, esize, xbytes / 1e6, tile_t, p.xw * esize,
+              static_cast<long long>(p.n_tiles), static_cast<long long>(rounds), reps);
+  // time(fn): events around fn after the flush, reps times (2 untimed first)
+  auto time = [&](auto&& fn) {
+    std::vector<float> ms;
+    for (int r = 0; r < reps + 2; ++r) {
+      CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes));
+      CK(cudaEventRecord(e0));
+      fn();
+      CK(cudaEventRecord(e1));
+      CK(cudaEventSynchronize(e1));
+      CK(cudaGetLastError());
+      float t;
+      CK(cudaEventElapsedTime(&t, e0, e1));
+      if (r >= 2) ms.push_back(t * 1e3f);
+    }
+    return stat(ms);
+  };
+  auto show = [&](const char* name, Stat s, double bytes) {
+    std::printf("%-22s %8.2f us (p10 %.2f, p90 %.2f)  %7.1f GB/s", name, s.med, s.p10, s.p90, bytes / (s.med * 1e3));
+  };
+  const Stat clone = time([&] { CK(cudaMemcpyAsync(y, x, xbytes, cudaMemcpyDeviceToDevice)); });
+  show("clone (read + write)", clone, 2.0 * xbytes);
+  std::printf("\n");
+  const Stat rd = time([&] { read_all<true><<<grid * 8, 256>>>(reinterpret_cast<const uint4*>(x), xbytes / 16, sink); });
+  show("plain read, .cs", rd, xbytes);
+  std::printf("\n");
+  const Stat rd0 = time([&] { read_all<false><<<grid * 8, 256>>>(reinterpret_cast<const uint4*>(x), xbytes / 16, sink); });
+  show("plain read", rd0, xbytes);
+  std::printf("\n");
+  const char* names[4] = {"tma", "rows", "lsu", "tma_ef"};
+  const int only = argc > 7 ? std::atoi(argv[7]) : -1;  // one method only (its index), or all
+  for (int method = 0; method < 4; ++method)
+    for (int S : {1, 2, 4}) {
+      if (only >= 0 && method != only) continue;
+      const size_t smem = static_cast<size_t>(S) * C * p.xw * esize;
+      if (smem > static_cast<size_t>(prop.sharedMemPerBlockOptin)) continue;
+      auto launch = [&] {
+        if (method == 0) {
+          CK(cudaFuncSetAttribute(fetch<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+          fetch<0><<<grid, kThreads, smem>>>(xmap, p, S);
+        } else if (method == 1) {
+          CK(cudaFuncSetAttribute(fetch<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+          fetch<1><<<grid, kThreads, smem>>>(xmap, p, S);
+        } else if (method == 2) {
+          CK(cudaFuncSetAttribute(fetch<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+          fetch<2><<<grid, kThreads, smem>>>(xmap, p, S);
+        } else {
+          CK(cudaFuncSetAttribute(fetch<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+          fetch<3><<<grid, kThreads, smem>>>(xmap, p, S);
+        }
+      };
+      const Stat s = time(launch);
+      std::vector<unsigned long long> land(static_cast<size_t>(grid) * kMaxRounds);
+      CK(cudaMemcpy(land.data(), p.land, land.size() * sizeof(land[0]), cudaMemcpyDeviceToHost));
+      const std::string name = std::string(names[method]) + ", " + std::to_string(S) + " in flight";
+      show(name.c_str(), s, static_cast<double>(p.n_tiles) * C * p.xw * esize);
+      std::printf("  landed (us, median over blocks):");
+      for (int n = 0; n < std::min<int64_t>(rounds, 8); ++n) {
+        std::vector<float> v;
+        for (int b = 0; b < grid; ++b)
+          if (b + static_cast<int64_t>(n) * grid < p.n_tiles) v.push_back(land[b * kMaxRounds + n] * 1e-3f);
+        std::printf(" %.2f", stat(v).med);
+      }
+      std::printf("\n");
+    }
+  return 0;
+}
