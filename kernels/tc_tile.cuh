@@ -12,33 +12,12 @@
 // 05 instantiates it with TF32, 06 with the 3xTF32 split, 07 with bf16/fp16 I/O. Names carry a tc_ prefix.
 
 // Store two adjacent outputs of one row (8- or 4-byte store when `pair`, else element by element).
-// (WG_L2_HINT bit 4, a timing experiment of wgmma.cuh's: the two stores with an L2 evict_first hint)
-#if defined(WG_L2_HINT) && (WG_L2_HINT & 4)
-__device__ __forceinline__ void tc_store_b64_evict_first(void* d, uint64_t v) {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  asm volatile("st.global.L2::cache_hint.b64 [%0], %1, %2;\n" ::"l"(d), "l"(v), "l"(policy) : "memory");
-}
-__device__ __forceinline__ void tc_store_b32_evict_first(void* d, uint32_t v) {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  asm volatile("st.global.L2::cache_hint.b32 [%0], %1, %2;\n" ::"l"(d), "r"(v), "l"(policy) : "memory");
-}
-__device__ __forceinline__ void tc_store2(float* d, float v0, float v1) {
-  tc_store_b64_evict_first(d, (static_cast<uint64_t>(__float_as_uint(v1)) << 32) | __float_as_uint(v0));
-}
-__device__ __forceinline__ void tc_store2(__nv_bfloat16* d, float v0, float v1) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(v0, v1);
-  tc_store_b32_evict_first(d, *reinterpret_cast<const uint32_t*>(&v));
-}
-#else
 __device__ __forceinline__ void tc_store2(float* d, float v0, float v1) {
   *reinterpret_cast<float2*>(d) = make_float2(v0, v1);
 }
 __device__ __forceinline__ void tc_store2(__nv_bfloat16* d, float v0, float v1) {
   *reinterpret_cast<__nv_bfloat162*>(d) = __floats2bfloat162_rn(v0, v1);
 }
-#endif
 __device__ __forceinline__ void tc_store2(__half* d, float v0, float v1) {
   *reinterpret_cast<__half2*>(d) = __floats2half2_rn(v0, v1);
 }

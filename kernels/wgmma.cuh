@@ -40,10 +40,6 @@
                           // load into smem, so the load finds them there: it paid on rung 10 (one x slot),
                           // not on rungs 09 and 11 (two slots; docs/ladder.md)
 #endif
-#ifndef WG_L2_HINT
-#define WG_L2_HINT 0  // (a timing experiment, docs/ladder.md) L2 evict_first hints, bits: 1 x's TMA loads, 2 y's TMA stores
-                      // (WG_Y_TMA), 4 y's stores from the accumulators (st.global.L2::evict_first: tc_tile.cuh)
-#endif
 #ifndef WG_X_FIRST
 #define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
                       // (faster on rung 09 in a same-run sweep; docs/ladder.md)
@@ -51,7 +47,9 @@
 // Timed on an H100 2026-12-06 at every shape of their plans, slower, and gone (docs/ladder.md, the runs of e805dea and
 // 2229254; the code is in git): WG_TAIL_HALVES, the last round of tiles as half tiles on neighbouring blocks (0.80-0.99x,
 // b93598c..e805dea); WG_X_BOXES, an x tile as 2 or 4 boxes of channel rows issued in a per-block rotated order
-// (0.89-0.99x), and WG_X_PROMO=256, x's L2 promotion at 256 bytes (0.994-0.996x), 2229254.
+// (0.89-0.99x), and WG_X_PROMO=256, x's L2 promotion at 256 bytes (0.994-0.996x), 2229254. WG_L2_HINT (26ec94f):
+// L2 evict_first hints on x's TMA loads (1.022x at the headline, 0.81-0.95x at B 33, B 32 T 4096 and B 64 T 4096; rung
+// 10 0.93-0.98x), y's TMA stores (no change) or y's stores from the accumulators (1.006x; with x's, 0.82x at B 64 T 4096).
 // Removed knobs, measured slower or no faster (docs/ladder.md keeps the runs): WG_W_FIRST (first x requests after
 // W_pw's loads), WG_TMA_LATE (next x load after the wgmmas) and WG_W_TMA (W_pw by four TMA boxes rounded in place
 // after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9),
@@ -662,12 +660,7 @@ struct WgTiles {
       if (lut) bulk_load(smem + kSiluLutOff, kSiluBf16Table, kSiluLutBytes, &xbar[s]);
 #endif
       // FUSED_ABLATE 128: every tile's box from batch row 0 (L2 hits after the first: what x's DRAM reads cost)
-#if WG_L2_HINT & 1
-      tma_load_3d_hint(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : row_of(t),
-                       l2_evict_first());
-#else
       tma_load_3d(smem + L::off_x + s * p.x_stage, xmap, &xbar[s], x_col(t), 0, FUSED_ABLATE & 128 ? 0 : row_of(t));
-#endif
       if (WG_L2_PREFETCH > 0 && n >= S) prefetch(t + static_cast<int64_t>(WG_L2_PREFETCH) * gridDim.x);
     }
   }
@@ -849,11 +842,7 @@ __device__ __forceinline__ void wg_store_tma(const float (&d)[N / 2], unsigned c
   __syncwarp();
   if (lane == 0 && !(FUSED_ABLATE & 4)) {  // (FUSED_ABLATE 4, y's writes left out: staged, not stored; before 2026-12-06
                                            // this path ignored the bit, so rung 11's mask-7 runs wrote y: docs/ladder.md)
-#if WG_L2_HINT & 2
-    tma_store_3d_hint(ymap, piece, static_cast<int>(t), row, static_cast<int>(b), l2_evict_first());
-#else
     tma_store_3d(ymap, piece, static_cast<int>(t), row, static_cast<int>(b));
-#endif
     tma_store_commit();
     tma_store_wait_read<0>();
   }

@@ -143,8 +143,10 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, u
       : "memory");
 }
 
-// An L2 eviction policy for the cache-hint forms below: evict_first, for lines read or written once (x, y), so that
-// they, not the lines other work left in L2 (dirty ones included), are the next to go.
+// An L2 eviction policy for tma_load_3d_hint: evict_first, for lines read once, so that they, not the lines other work
+// left in L2 (dirty ones included), are the next to go. No kernel uses it: as wgmma.cuh's WG_L2_HINT on x's loads it was
+// 2% faster at the headline and 5-19% slower at 2-8x its x (docs/ladder.md, the runs of 26ec94f); scripts/x_fetch_probe.cu
+// times it beside the plain box.
 __device__ __forceinline__ uint64_t l2_evict_first() {
   uint64_t policy;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
@@ -180,13 +182,6 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, u
 __device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int c0, int c1, int c2) {
   asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
                ::"l"(reinterpret_cast<uint64_t>(map)), "r"(smem_u32(src)), "r"(c0), "r"(c1), "r"(c2) : "memory");
-}
-// tma_store_3d with an L2 cache hint (`policy` from createpolicy).
-__device__ __forceinline__ void tma_store_3d_hint(const CUtensorMap* map, const void* src, int c0, int c1, int c2,
-                                                  uint64_t policy) {
-  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%2, %3, %4}], [%1], %5;\n"
-               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(smem_u32(src)), "r"(c0), "r"(c1), "r"(c2), "l"(policy)
-               : "memory");
 }
 __device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 template <int N>

@@ -2,7 +2,8 @@
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
-#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [traces] [prebuild] [suite_builds] [ncu_mem] [notebooks]
+#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [traces] [fetch_probe] [prebuild] [suite_builds]
+#                   [ncu_mem] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
 #   (default: build check sanitize bench test). kernelbench needs KernelBench's src/ and wheels in .kb/ (ignored).
@@ -160,9 +161,10 @@ for stage in $stages; do
     # and the shape arguments of its A/B, "SPEC [ab args]"; each A/B (`ab`: y against float64, then bit for bit
     # against the tree, then 200 interleaved pairs) by ab_plan. The default plan is the next one to time; those
     # already timed are in git's history and docs/ladder.md (069c5c4's, 6162464's, 5100a4e's, ab64fd8's, 45c73fb's, da5f1e8's and 43db5f8's ran on an H100 on 2026-12-05;
-    # this one: rung 11's x slots with every slot's load issued at the start (WG_X_FIRST=0), which the x-reads traces of
-    # 2229254 suggest (with 4 slots the last x tile landed 1.5 us earlier, W_pw's fill 1.6 us later); the plans before it,
-    # WG_TAIL_HALVES (e805dea) and WG_X_BOXES / WG_X_PROMO (2229254), were slower and are gone (docs/ladder.md)
+    # this one: rung 11's x slots with every slot's load issued at the start (WG_X_FIRST=0), timed at e8074e6 on an H100:
+    # 0.964-0.977 of the tree at the headline, 1.015-1.025 at B 64 T 4096, not kept; the next knob to time replaces it.
+    # The plans before it, WG_TAIL_HALVES (e805dea), WG_X_BOXES / WG_X_PROMO (2229254) and WG_L2_HINT (26ec94f), were
+    # slower and are gone (docs/ladder.md)
     plan=${KNOB_PLAN:-"wgmma_bf16:WG_X_SLOTS=3,WG_X_FIRST=0 --dtype bfloat16; wgmma_bf16:WG_X_SLOTS=4,WG_X_FIRST=0 --dtype bfloat16;
       wgmma_bf16:WG_X_SLOTS=3,WG_X_FIRST=0 --dtype bfloat16 --B 64 --T 4096; wgmma_bf16:WG_X_SLOTS=4,WG_X_FIRST=0 --dtype bfloat16 --B 64 --T 4096;
       wgmma_bf16:WG_X_SLOTS=3 --dtype bfloat16"}
@@ -209,6 +211,17 @@ for stage in $stages; do
       timeout 90 python3 scripts/trace_case.py $v $rest --csv "$OUT/traces/$n.csv" --plot "$OUT/traces/$n.png" < /dev/null 2>&1 | grep -v -i warn
     done
     tar czf "$OUT/traces.tgz" -C "$OUT" traces && rm -rf "$OUT/traces" ;;
+  fetch_probe)
+    # how fast a block can fetch its x tiles, by which path (scripts/x_fetch_probe.cu: TMA boxes, per-row bulk copies,
+    # cp.async, TMA with an evict_first hint; 1, 2 or 4 tiles in flight) beside the clone and a plain read of x, after the
+    # L2 flush; FETCH_SHAPES (env; ';' between lines): "esize B C T TILE_T" (esize 4 float32, 2 bf16)
+    log "x fetch probe"
+    nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/x_fetch_probe.cu -o /tmp/x_fetch_probe 2>&1 |
+      grep -v -i warn
+    echo "${FETCH_SHAPES:-"4 16 128 2048 64; 2 16 128 2048 64; 4 64 128 4096 64"}" | tr ';' '\n' | while read -r a; do
+      [ -z "$a" ] && continue
+      log "x_fetch_probe $a 50"; timeout 120 /tmp/x_fetch_probe $a 50
+    done ;;
   launch_cost)
     # the skeleton's fixed part: empty kernels of the TF32 block's size with and without its shared memory, a 64 KB
     # fill, the clone (and, without LAUNCH_NO_RUNG=1, rung 13 with neither reads nor writes) under bench's timer

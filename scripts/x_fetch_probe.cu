@@ -141,8 +141,12 @@ int main(int argc, char** argv) {
   const int T = argc > 4 ? std::atoi(argv[4]) : 2048;
   const int tile_t = argc > 5 ? std::atoi(argv[5]) : 64;
   const int reps = argc > 6 ? std::atoi(argv[6]) : 50;
-  if ((esize != 2 && esize != 4) || T % tile_t || C > 256 || reps < 5) {
-    std::fprintf(stderr, "usage: x_fetch_probe [esize(2|4) B C(<=256) T TILE_T(divides T) reps(>=5)]\n");
+  const int only = argc > 7 ? std::atoi(argv[7]) : -1;  // one method only (its index), or all
+  // (a TMA box is at most 256 elements a row: TILE_T plus the two 16-byte halos)
+  if ((esize != 2 && esize != 4) || B < 1 || C < 1 || C > 256 || tile_t < 1 || T % tile_t || T < tile_t ||
+      tile_t + 32 / esize > 256 || reps < 5 || only < -1 || only > 3) {
+    std::fprintf(stderr, "usage: x_fetch_probe [esize(2|4) B C(1..256) T TILE_T(divides T, + 32 / esize <= 256) "
+                         "reps(>=5) method(0..3)]\n");
     return 1;
   }
   cudaDeviceProp prop;
@@ -203,7 +207,6 @@ int main(int argc, char** argv) {
   show("plain read", rd0, xbytes);
   std::printf("\n");
   const char* names[4] = {"tma", "rows", "lsu", "tma_ef"};
-  const int only = argc > 7 ? std::atoi(argv[7]) : -1;  // one method only (its index), or all
   for (int method = 0; method < 4; ++method)
     for (int S : {1, 2, 4}) {
       if (only >= 0 && method != only) continue;

@@ -300,6 +300,22 @@ def test_fast_div_equals_integer_division(tmp_path):
     assert run.returncode == 0 and "wrong 0" in run.stdout, run.stdout[-2000:]
 
 
+def test_x_fetch_probe_compiles_and_refuses_bad_arguments(tmp_path):
+    """scripts/x_fetch_probe.cu (h200.sh's fetch_probe stage) builds for sm_90a with the command its header gives, and
+    refuses a bad element size with its usage line before touching a GPU."""
+    from fusedkit.jit import cuda_home
+    home = cuda_home()
+    if home is None:
+        pytest.skip("no CUDA toolkit (nvcc) found")
+    exe = tmp_path / "x_fetch_probe"
+    build = subprocess.run([str(Path(home) / "bin" / "nvcc"), "-std=c++17", "-O3", "-gencode=arch=compute_90a,code=sm_90a",
+                            "-I", str(ROOT / "kernels"), str(ROOT / "scripts" / "x_fetch_probe.cu"), "-o", str(exe)],
+                           capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-2000:]
+    run = subprocess.run([str(exe), "3"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and "usage: x_fetch_probe" in run.stderr, (run.returncode, run.stderr[-500:])
+
+
 def _h200_plan(var: str, env: str) -> list[list[str]]:
     """A default plan of scripts/h200.sh, `VAR=${ENV:-"..."}`, as its lines' words ("SPEC [ab args]")."""
     plan = re.search(rf'\b{var}=\$\{{{env}:-"([^"]*)"\}}', (fj.ROOT / "scripts" / "h200.sh").read_text())

@@ -259,3 +259,30 @@ def test_ab_picture_draws_the_logged_pairs(tmp_path):
     r = subprocess.run([sys.executable, str(script), "--commit", "fffffff", "--name", "x", "--results", str(p),
                         "--out", str(png)], capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "no A/B rows" in (r.stdout + r.stderr)
+
+
+def test_fetch_probe_picture_reads_the_committed_probe_log(tmp_path):
+    """scripts/plot_fetch_probe.py finds the three probe runs of the 26ec94f log (each: the clone, two plain reads and
+    four paths at three depths, 15 rows, medians inside p10-p90), and draws them; a log without probe output is refused
+    by name."""
+    import subprocess
+    import sys
+    script = fj.ROOT / "scripts" / "plot_fetch_probe.py"
+    spec = importlib.util.spec_from_file_location("plot_fetch_probe", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    log = fj.ROOT / "results" / "logs" / "2026-12-06_26ec94f_l2_hint_fetch_probe_h100.log"
+    runs = mod.parse(log.read_text())
+    assert [r["args"] for r in runs] == ["4 16 128 2048 64 50", "2 16 128 2048 64 50", "4 64 128 4096 64 50"]
+    for r in runs:
+        assert len(r["rows"]) == 15 and r["gpu"].startswith("NVIDIA")
+        assert r["rows"][0][0] == "clone (read + write)" and r["rows"][-1][0] == "tma_ef, 4 in flight"
+        assert all(p10 <= med <= p90 for _, med, p10, p90 in r["rows"])
+    out = tmp_path / "probe.png"
+    done = subprocess.run([sys.executable, str(script), str(log), "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0 and out.stat().st_size > 10_000, done.stderr[-1000:]
+    empty = tmp_path / "empty.log"
+    empty.write_text("nothing here\n")
+    refused = subprocess.run([sys.executable, str(script), str(empty), "--out", str(tmp_path / "e.png")],
+                             capture_output=True, text=True)
+    assert refused.returncode != 0 and "no x_fetch_probe output" in refused.stderr and not (tmp_path / "e.png").exists()
