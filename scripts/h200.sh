@@ -214,13 +214,14 @@ for stage in $stages; do
   fetch_probe)
     # how fast a block can fetch its x tiles, by which path (scripts/x_fetch_probe.cu: TMA boxes, per-row bulk copies,
     # cp.async, TMA with an evict_first hint; 1, 2 or 4 tiles in flight) beside the clone and a plain read of x, after the
-    # L2 flush; FETCH_SHAPES (env; ';' between lines): "esize B C T TILE_T" (esize 4 float32, 2 bf16)
+    # L2 flush; FETCH_SHAPES (env; ';' between lines): the probe's arguments, "esize B C T TILE_T reps [method [flush]]"
+    # (esize 4 float32, 2 bf16; method -1 every path; flush 0 bench's, 1 none: x left in L2, 2 a read: clean lines)
     log "x fetch probe"
     nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/x_fetch_probe.cu -o /tmp/x_fetch_probe 2>&1 |
       grep -v -i warn
-    echo "${FETCH_SHAPES:-"4 16 128 2048 64; 2 16 128 2048 64; 4 64 128 4096 64"}" | tr ';' '\n' | while read -r a; do
+    echo "${FETCH_SHAPES:-"4 16 128 2048 64 50; 2 16 128 2048 64 50; 4 64 128 4096 64 50"}" | tr ';' '\n' | while read -r a; do
       [ -z "$a" ] && continue
-      log "x_fetch_probe $a 50"; timeout 120 /tmp/x_fetch_probe $a 50
+      log "x_fetch_probe $a"; timeout 120 /tmp/x_fetch_probe $a
     done ;;
   launch_cost)
     # the skeleton's fixed part: empty kernels of the TF32 block's size with and without its shared memory, a 64 KB

@@ -17,17 +17,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 HEAD = re.compile(r"=== (?:\d\d:\d\d:\d\d )?x_fetch_probe (.+?)\s*$")
 ROW = re.compile(r"^(.+?)\s{2,}([\d.]+) us \(p10 ([\d.]+), p90 ([\d.]+)\)")
 PATH_COLORS = {"tma": "C0", "rows": "C1", "lsu": "C2", "tma_ef": "C3"}  # the roofs (clone, plain read): gray
-GPU = re.compile(r"^(NVIDIA [^,]+), \d+ SMs; (.+?); tiles")
+GPU = re.compile(r"^(NVIDIA [^,]+), \d+ SMs; (.+?); tiles.*launches each, (.+)$")
 
 
 def parse(text: str) -> list[dict]:
-    """Each probe run of `text`: its arguments, GPU, x's description and rows (name, median, p10, p90)."""
+    """Each probe run of `text`: its arguments, GPU, x's description, what preceded each launch (the flush) and rows
+    (name, median, p10, p90)."""
     runs = []
     for line in text.splitlines():
         if m := HEAD.search(line):
-            runs.append({"args": m.group(1), "gpu": "", "x": "", "rows": []})
+            runs.append({"args": m.group(1), "gpu": "", "x": "", "flush": "", "rows": []})
         elif runs and (m := GPU.match(line)):
-            runs[-1]["gpu"], runs[-1]["x"] = m.group(1), m.group(2)
+            runs[-1]["gpu"], runs[-1]["x"], runs[-1]["flush"] = m.groups()
         elif runs and (m := ROW.match(line)):
             runs[-1]["rows"].append((m.group(1).strip(), *map(float, m.groups()[1:])))
     return [r for r in runs if r["rows"]]
@@ -51,8 +52,8 @@ def main() -> None:
         ax.barh(names, med, xerr=[lo, hi], color=colors, capsize=2)
         for y, (v, h) in enumerate(zip(med, hi)):
             ax.text(v + h, y, f" {v:.1f}", va="center", fontsize=7)
-        ax.set_title(f"{run['x']}\n(probe args {run['args']})", fontsize=8)
-        ax.set_xlabel("us per launch, L2 flushed (median, p10-p90)")
+        ax.set_title(f"{run['x']}\n(probe args {run['args']}; {run['flush']})", fontsize=7)
+        ax.set_xlabel("us per launch (median, p10-p90)")
         ax.tick_params(axis="y", labelsize=7)
     fig.suptitle(f"x tiles fetched by path and tiles in flight, beside the clone and a plain read ({runs[0]['gpu']})",
                  fontsize=10)

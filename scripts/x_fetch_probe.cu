@@ -8,13 +8,16 @@
 //   lsu   : 16-byte cp.async by all 256 threads (rung 04's path), one commit group a tile;
 //   tma_ef: tma with an L2 evict_first hint (wgmma.cuh's WG_L2_HINT bit 1), so x's lines, not the flush's dirty ones,
 //           are the next to leave L2.
-// Each launch follows a 256 MB memset (the L2 flushed, as bench's timer does); CUDA events around it, median and
-// p10-p90 of --reps launches; the blocks' landing times (globaltimer, since the block started) as medians over blocks.
+// Each launch follows a 256 MB memset (the L2 flushed, as bench's timer does; FLUSH 0), a 256 MB read (the L2 full of
+// clean lines: FLUSH 2) or nothing (FLUSH 1: x stays in L2 from the launch before where it fits: what DRAM costs);
+// CUDA events around it, median and p10-p90 of the reps; the blocks' landing times (globaltimer, since the block
+// started) as medians over blocks.
 // Beside them, in the same run: cudaMemcpyAsync of x (the clone: x read and written) and a plain read of x (16-byte
 // loads, every thread a grid-stride sum; with the streaming hint ld.global.cs and without), the two roofs.
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/x_fetch_probe.cu -o /tmp/x_fetch_probe
-//   /tmp/x_fetch_probe [esize B C T TILE_T reps method]   (default: 4 16 128 2048 64 50, every method; esize 2 for
-//   bf16; method 0 tma, 1 rows, 2 lsu, 3 tma_ef; S tiles in flight at most what fits in 227 KB)
+//   /tmp/x_fetch_probe [esize B C T TILE_T reps method flush]   (default: 4 16 128 2048 64 50 -1 0: every method,
+//   bench's flush; esize 2 for bf16; method -1 all, 0 tma, 1 rows, 2 lsu, 3 tma_ef; S tiles in flight at most what fits
+//   in 227 KB)
 #include <cuda.h>
 
 #include <algorithm>
@@ -142,11 +145,12 @@ int main(int argc, char** argv) {
   const int tile_t = argc > 5 ? std::atoi(argv[5]) : 64;
   const int reps = argc > 6 ? std::atoi(argv[6]) : 50;
   const int only = argc > 7 ? std::atoi(argv[7]) : -1;  // one method only (its index), or all
+  const int flush_kind = argc > 8 ? std::atoi(argv[8]) : 0;  // 0 write flush, 1 none, 2 read flush
   // (a TMA box is at most 256 elements a row: TILE_T plus the two 16-byte halos)
   if ((esize != 2 && esize != 4) || B < 1 || C < 1 || C > 256 || tile_t < 1 || T % tile_t || T < tile_t ||
-      tile_t + 32 / esize > 256 || reps < 5 || only < -1 || only > 3) {
+      tile_t + 32 / esize > 256 || reps < 5 || only < -1 || only > 3 || flush_kind < 0 || flush_kind > 2) {
     std::fprintf(stderr, "usage: x_fetch_probe [esize(2|4) B C(1..256) T TILE_T(divides T, + 32 / esize <= 256) "
-                         "reps(>=5) method(0..3)]\n");
+                         "reps(>=5) method(-1 all, 0..3) flush(0 write, 1 none, 2 read)]\n");
     return 1;
   }
   cudaDeviceProp prop;
@@ -175,14 +179,19 @@ int main(int argc, char** argv) {
   CK(cudaEventCreate(&e1));
   const int64_t rounds = (p.n_tiles + grid - 1) / grid;
   std::printf("%s, %d SMs; x (%lld, %d, %d) of %d-byte elements, %.2f MB; tiles of %d columns + halo: rows of %d bytes, "
-              "%lld tiles, %lld rounds; %d launches each, L2 flushed (256 MB memset) before each\n",
+              "%lld tiles, %lld rounds; %d launches each, %s\n",
               prop.name, grid, static_cast<long long>(B), C, T, esize, xbytes / 1e6, tile_t, p.xw * esize,
-              static_cast<long long>(p.n_tiles), static_cast<long long>(rounds), reps);
+              static_cast<long long>(p.n_tiles), static_cast<long long>(rounds), reps,
+              flush_kind == 0   ? "L2 flushed (256 MB memset) before each"
+              : flush_kind == 1 ? "no flush (x left in L2 by the launch before, where it fits)"
+                                : "L2 refilled with clean lines (256 MB read) before each");
   // time(fn): events around fn after the flush, reps times (2 untimed first)
   auto time = [&](auto&& fn) {
     std::vector<float> ms;
     for (int r = 0; r < reps + 2; ++r) {
-      CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes));
+      if (flush_kind == 0) CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes));
+      if (flush_kind == 2)
+        read_all<false><<<grid * 8, 256>>>(reinterpret_cast<const uint4*>(flush), flush_bytes / 16, sink);
       CK(cudaEventRecord(e0));
       fn();
       CK(cudaEventRecord(e1));

@@ -275,7 +275,7 @@ def test_fetch_probe_picture_reads_the_committed_probe_log(tmp_path):
     runs = mod.parse(log.read_text())
     assert [r["args"] for r in runs] == ["4 16 128 2048 64 50", "2 16 128 2048 64 50", "4 64 128 4096 64 50"]
     for r in runs:
-        assert len(r["rows"]) == 15 and r["gpu"].startswith("NVIDIA")
+        assert len(r["rows"]) == 15 and r["gpu"].startswith("NVIDIA") and r["flush"].startswith("L2 flushed (256 MB")
         assert r["rows"][0][0] == "clone (read + write)" and r["rows"][-1][0] == "tma_ef, 4 in flight"
         assert all(p10 <= med <= p90 for _, med, p10, p90 in r["rows"])
     out = tmp_path / "probe.png"
