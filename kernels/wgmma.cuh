@@ -33,7 +33,7 @@
 #ifndef WG_X_SLOTS
 #define WG_X_SLOTS 2  // x tiles in flight or in use at most (fewer where they do not fit in smem); 4 at
                       // TILE_T=32 measured no faster than 2; 3 and 4 on rung 11 at TILE_T=64 slower at the
-                      // headline, 4 faster at B 64 T 4096 (docs/ladder.md)
+                      // headline, faster at B 64 T 4096, with WG_X_FIRST=0 as well (docs/ladder.md)
 #endif
 #ifndef WG_L2_PREFETCH
 #define WG_L2_PREFETCH 0  // > 0: x tiles are also prefetched into L2 (TMA prefetch) this many tiles ahead of their
