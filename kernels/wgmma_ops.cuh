@@ -143,26 +143,6 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, u
       : "memory");
 }
 
-// An L2 eviction policy for tma_load_3d_hint: evict_first, for lines read once, so that they, not the lines other work
-// left in L2 (dirty ones included), are the next to go. No kernel uses it: as wgmma.cuh's WG_L2_HINT on x's loads it was
-// 2% faster at the headline and 5-19% slower at 2-8x its x (docs/ladder.md, the runs of 26ec94f); scripts/x_fetch_probe.cu
-// times it beside the plain box.
-__device__ __forceinline__ uint64_t l2_evict_first() {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
-// tma_load_3d with an L2 cache hint (`policy` from createpolicy).
-__device__ __forceinline__ void tma_load_3d_hint(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2,
-                                                 uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n"
-      ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar)),
-      "l"(policy)
-      : "memory");
-}
-
 // `bytes` (a multiple of 16; both addresses 16-byte aligned) of global memory -> smem, completing on `bar`.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"

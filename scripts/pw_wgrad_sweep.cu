@@ -3,9 +3,10 @@
 // bytes, at one shape, in one run; each form's dW_pw and
 // db_pw (its partials summed on the host in float64) checked against a float64 reference on the GPU.
 // Timing: CUDA events around each launch, the L2 flushed before it (a 256 MB memset), median and p10-p90 of --reps.
-//   nvcc -std=c++17 -O3 -gencode=arch=compute_90,code=sm_90 -I kernels scripts/pw_wgrad_sweep.cu -o /tmp/pw_sweep
+//   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DFUSED_SM90A=1 -I kernels scripts/pw_wgrad_sweep.cu -o /tmp/pw_sweep
 //   /tmp/pw_sweep [B C C_out T] [reps]      (default: the headline, 16 128 128 2048, 50 reps)
 #include "../kernels/pw_weight_grad.cu"
+#include "../kernels/pw_weight_grad_wgmma.cu"  // pw_wgrad_tma_fits / _blocks, which pw_weight_grad.cu's pw_wgrad_blocks asks
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "standalone_check.cuh"  // CK
+#include "standalone_timer.cuh"  // time_calls, flush_l2
 
 // float64 reference: one thread per (o, c) (c == C: db_pw[o])
 __global__ void reference(const float* act, const float* gy, double* out, int64_t B, int C, int C_out, int T) {
@@ -85,32 +87,16 @@ int main(int argc, char** argv) {
   }
   const Form forms[] = {{"registers KC=32 (pw_wgrad)", 32, pwwg::launch_ldg<32>},
                         {"registers KC=64", 64, pwwg::launch_ldg<64>}};
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  auto time_it = [&](auto&& fn) {
-    std::vector<float> ms;
-    for (int r = 0; r < reps + 3; ++r) {
-      CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes));
-      CK(cudaEventRecord(e0));
-      fn();
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
-      float t = 0.0f;
-      CK(cudaEventElapsedTime(&t, e0, e1));
-      if (r >= 3) ms.push_back(t * 1000.0f);
-    }
-    std::sort(ms.begin(), ms.end());
-    return std::vector<float>{ms[ms.size() / 2], ms[ms.size() / 10], ms[ms.size() * 9 / 10]};
-  };
+  // (3 untimed calls before the reps; bench's L2 flush before each)
+  auto time_it = [&](auto&& fn) { return time_calls(reps, 3, [&](int r) { flush_l2(flush, flush_bytes, r); }, fn); };
   std::printf("shape B=%lld C=%d C_out=%d T=%d, %d reps, L2 flushed; bytes read %.1f MB\n",
               static_cast<long long>(B), C, C_out, T, reps, (na + ng) * 4 / 1e6);
   const auto rd = time_it([&] { read_all<<<132 * 8, 512>>>(reinterpret_cast<const float4*>(act),
                                                              reinterpret_cast<const float4*>(gy), na / 4, sink); });
   std::printf("%-26s median %7.2f us (p10 %.2f, p90 %.2f)  [act and gy read once; C == C_out only]\n", "read floor",
-              rd[0], rd[1], rd[2]);
+              rd.med, rd.p10, rd.p90);
   for (const Form& f : forms) {
-    const int64_t G = pwwg::blocks_for(a, f.KC);
+    const int64_t G = blocks_per_sm_capped(a.B, a.T, f.KC);  // (the grid pw_wgrad_blocks gives the ldg form)
     const auto t = time_it([&] { CK(f.launch(a, G, 0)); });
     std::vector<float> hw(G * C_out * C), hb(G * C_out);
     CK(cudaMemcpy(hw.data(), pw, hw.size() * 4, cudaMemcpyDeviceToHost));
@@ -130,8 +116,8 @@ int main(int argc, char** argv) {
       numb += (s - r) * (s - r);
       denb += r * r;
     }
-    std::printf("%-26s median %7.2f us (p10 %.2f, p90 %.2f)  G=%lld  rel.err dW_pw %.2e db_pw %.2e\n", f.name, t[0],
-                t[1], t[2], static_cast<long long>(G), std::sqrt(num / den), std::sqrt(numb / denb));
+    std::printf("%-26s median %7.2f us (p10 %.2f, p90 %.2f)  G=%lld  rel.err dW_pw %.2e db_pw %.2e\n", f.name, t.med,
+                t.p10, t.p90, static_cast<long long>(G), std::sqrt(num / den), std::sqrt(numb / denb));
   }
   return 0;
 }

@@ -2,12 +2,12 @@
 // alone of rungs 09/13 ran at ~53% of the H100's DRAM peak under ncu (docs/ladder.md, the runs of e805dea), and a lone
 // first x box landed 2.6 us (bf16) to 4.1 us (float32) after the block started. This probe takes the kernels' walk of
 // tiles (tile = blockIdx.x + n * gridDim.x, 132 blocks, a box of all C rows x XW columns a tile, S tiles in flight a
-// block) without anything else, and fetches each tile three ways:
+// block) without anything else, and fetches each tile four ways:
 //   tma   : one cp.async.bulk.tensor box a tile (the kernels' path), issued by thread 0;
 //   rows  : one 1-D cp.async.bulk a channel row (C bulk copies a tile), issued by the 32 lanes of warp 0;
 //   lsu   : 16-byte cp.async by all 256 threads (rung 04's path), one commit group a tile;
-//   tma_ef: tma with an L2 evict_first hint (wgmma.cuh's WG_L2_HINT bit 1), so x's lines, not the flush's dirty ones,
-//           are the next to leave L2.
+//   tma_ef: tma with an L2 evict_first hint (26ec94f's WG_L2_HINT bit 1, since removed), so that x's lines, not the
+//           flush's dirty ones, are the next to leave L2.
 // Each launch follows a 256 MB memset (the L2 flushed, as bench's timer does; FLUSH 0), a 256 MB read (the L2 full of
 // clean lines: FLUSH 2) or nothing (FLUSH 1: x stays in L2 from the launch before where it fits: what DRAM costs);
 // CUDA events around it, median and p10-p90 of the reps; the blocks' landing times (globaltimer, since the block
@@ -30,6 +30,7 @@
 #include "../kernels/mbarrier.cuh"
 #include "../kernels/wgmma_ops.cuh"  // tma_load_3d, bulk_load, mbar_expect_tx, tma_map_3d
 #include "standalone_check.cuh"      // CK
+#include "standalone_timer.cuh"      // time_calls, flush_l2, TimeStats
 
 namespace {
 constexpr int kThreads = 256, kMaxSlots = 4, kMaxRounds = 64;
@@ -44,6 +45,20 @@ struct Probe {
   __device__ int xs(int64_t t) const { return static_cast<int>(t % n_tt) * tile_t - halo; }
   __device__ unsigned row_bytes() const { return static_cast<unsigned>(xw) * esize; }
 };
+
+// tma_load_3d with an L2 evict_first hint (the tma_ef path; as wgmma.cuh's WG_L2_HINT in the kernels it was 2% faster at
+// the headline and 5-19% slower at 2-8x its x, and is gone: docs/ladder.md, the runs of 26ec94f)
+__device__ __forceinline__ void tma_load_3d_evict_first(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1,
+                                                        int c2) {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n"
+      ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar)),
+      "l"(policy)
+      : "memory");
+}
 
 __device__ __forceinline__ unsigned long long now_ns() {
   unsigned long long t;
@@ -71,7 +86,7 @@ __global__ void __launch_bounds__(kThreads) fetch(const __grid_constant__ CUtens
     if (METHOD == 0 || METHOD == 3) {
       if (threadIdx.x == 0) {
         mbar_expect_tx(&bar[s], slot_bytes);
-        if (METHOD == 3) tma_load_3d_hint(dst, &xmap, &bar[s], p.xs(t), 0, p.row(t), l2_evict_first());
+        if (METHOD == 3) tma_load_3d_evict_first(dst, &xmap, &bar[s], p.xs(t), 0, p.row(t));
         else tma_load_3d(dst, &xmap, &bar[s], p.xs(t), 0, p.row(t));
       }
     } else if (METHOD == 1) {
@@ -128,12 +143,9 @@ __global__ void read_all(const uint4* x, int64_t n, unsigned* sink) {
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
-struct Stat {
-  float med, p10, p90;
-};
-Stat stat(std::vector<float> v) {
+float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]};
+  return v[v.size() / 2];
 }
 }  // namespace
 
@@ -174,9 +186,6 @@ int main(int argc, char** argv) {
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(p.xw), static_cast<cuuint32_t>(C), 1};
   const CUtensorMap xmap = tma_map_3d(x, esize == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
                                       dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   const int64_t rounds = (p.n_tiles + grid - 1) / grid;
   std::printf("%s, %d SMs; x (%lld, %d, %d) of %d-byte elements, %.2f MB; tiles of %d columns + halo: rows of %d bytes, "
               "%lld tiles, %lld rounds; %d launches each, %s\n",
@@ -185,34 +194,24 @@ int main(int argc, char** argv) {
               flush_kind == 0   ? "L2 flushed (256 MB memset) before each"
               : flush_kind == 1 ? "no flush (x left in L2 by the launch before, where it fits)"
                                 : "L2 refilled with clean lines (256 MB read) before each");
-  // time(fn): events around fn after the flush, reps times (2 untimed first)
+  // (2 untimed calls before the reps; before each call the flush asked for)
   auto time = [&](auto&& fn) {
-    std::vector<float> ms;
-    for (int r = 0; r < reps + 2; ++r) {
-      if (flush_kind == 0) CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes));
+    return time_calls(reps, 2, [&](int r) {
+      if (flush_kind == 0) flush_l2(flush, flush_bytes, r);
       if (flush_kind == 2)
         read_all<false><<<grid * 8, 256>>>(reinterpret_cast<const uint4*>(flush), flush_bytes / 16, sink);
-      CK(cudaEventRecord(e0));
-      fn();
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
-      CK(cudaGetLastError());
-      float t;
-      CK(cudaEventElapsedTime(&t, e0, e1));
-      if (r >= 2) ms.push_back(t * 1e3f);
-    }
-    return stat(ms);
+    }, fn);
   };
-  auto show = [&](const char* name, Stat s, double bytes) {
+  auto show = [&](const char* name, TimeStats s, double bytes) {
     std::printf("%-22s %8.2f us (p10 %.2f, p90 %.2f)  %7.1f GB/s", name, s.med, s.p10, s.p90, bytes / (s.med * 1e3));
   };
-  const Stat clone = time([&] { CK(cudaMemcpyAsync(y, x, xbytes, cudaMemcpyDeviceToDevice)); });
+  const TimeStats clone = time([&] { CK(cudaMemcpyAsync(y, x, xbytes, cudaMemcpyDeviceToDevice)); });
   show("clone (read + write)", clone, 2.0 * xbytes);
   std::printf("\n");
-  const Stat rd = time([&] { read_all<true><<<grid * 8, 256>>>(reinterpret_cast<const uint4*>(x), xbytes / 16, sink); });
+  const TimeStats rd = time([&] { read_all<true><<<grid * 8, 256>>>(reinterpret_cast<const uint4*>(x), xbytes / 16, sink); });
   show("plain read, .cs", rd, xbytes);
   std::printf("\n");
-  const Stat rd0 = time([&] { read_all<false><<<grid * 8, 256>>>(reinterpret_cast<const uint4*>(x), xbytes / 16, sink); });
+  const TimeStats rd0 = time([&] { read_all<false><<<grid * 8, 256>>>(reinterpret_cast<const uint4*>(x), xbytes / 16, sink); });
   show("plain read", rd0, xbytes);
   std::printf("\n");
   const char* names[4] = {"tma", "rows", "lsu", "tma_ef"};
@@ -221,22 +220,11 @@ int main(int argc, char** argv) {
       if (only >= 0 && method != only) continue;
       const size_t smem = static_cast<size_t>(S) * C * p.xw * esize;
       if (smem > static_cast<size_t>(prop.sharedMemPerBlockOptin)) continue;
-      auto launch = [&] {
-        if (method == 0) {
-          CK(cudaFuncSetAttribute(fetch<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-          fetch<0><<<grid, kThreads, smem>>>(xmap, p, S);
-        } else if (method == 1) {
-          CK(cudaFuncSetAttribute(fetch<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-          fetch<1><<<grid, kThreads, smem>>>(xmap, p, S);
-        } else if (method == 2) {
-          CK(cudaFuncSetAttribute(fetch<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-          fetch<2><<<grid, kThreads, smem>>>(xmap, p, S);
-        } else {
-          CK(cudaFuncSetAttribute(fetch<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-          fetch<3><<<grid, kThreads, smem>>>(xmap, p, S);
-        }
-      };
-      const Stat s = time(launch);
+      void (*const kernel)(const CUtensorMap, Probe, int) = method == 0 ? fetch<0> : method == 1 ? fetch<1>
+                                                          : method == 2 ? fetch<2> : fetch<3>;
+      CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+      auto launch = [&] { kernel<<<grid, kThreads, smem>>>(xmap, p, S); };
+      const TimeStats s = time(launch);
       std::vector<unsigned long long> land(static_cast<size_t>(grid) * kMaxRounds);
       CK(cudaMemcpy(land.data(), p.land, land.size() * sizeof(land[0]), cudaMemcpyDeviceToHost));
       const std::string name = std::string(names[method]) + ", " + std::to_string(S) + " in flight";
@@ -246,7 +234,7 @@ int main(int argc, char** argv) {
         std::vector<float> v;
         for (int b = 0; b < grid; ++b)
           if (b + static_cast<int64_t>(n) * grid < p.n_tiles) v.push_back(land[b * kMaxRounds + n] * 1e-3f);
-        std::printf(" %.2f", stat(v).med);
+        std::printf(" %.2f", median(v));
       }
       std::printf("\n");
     }

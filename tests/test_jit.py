@@ -316,6 +316,22 @@ def test_x_fetch_probe_compiles_and_refuses_bad_arguments(tmp_path):
     assert run.returncode == 1 and "usage: x_fetch_probe" in run.stderr, (run.returncode, run.stderr[-500:])
 
 
+def test_pw_wgrad_sweep_compiles(tmp_path):
+    """scripts/pw_wgrad_sweep.cu (backward rung 6's forms against a read of the same bytes) builds with the command its
+    header gives, against today's kernels/pw_weight_grad.cu: until 2026-12-06 nothing built it, and it had stopped
+    compiling (a grid helper renamed in 7f31029, a TMA form's functions it now needs)."""
+    from fusedkit.jit import cuda_home
+    home = cuda_home()
+    if home is None:
+        pytest.skip("no CUDA toolkit (nvcc) found")
+    src = ROOT / "scripts" / "pw_wgrad_sweep.cu"
+    cmd = re.search(r"^//   (nvcc .*)$", src.read_text(), re.M).group(1).split()
+    assert cmd[-2:] == ["-o", "/tmp/pw_sweep"], cmd
+    build = subprocess.run([str(Path(home) / "bin" / "nvcc"), *cmd[1:-1], str(tmp_path / "pw_sweep")], cwd=ROOT,
+                           capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-2000:]
+
+
 def _h200_plan(var: str, env: str) -> list[list[str]]:
     """A default plan of scripts/h200.sh, `VAR=${ENV:-"..."}`, as its lines' words ("SPEC [ab args]")."""
     plan = re.search(rf'\b{var}=\$\{{{env}:-"([^"]*)"\}}', (fj.ROOT / "scripts" / "h200.sh").read_text())
