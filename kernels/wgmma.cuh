@@ -48,7 +48,7 @@
 // 2229254; the code is in git): WG_TAIL_HALVES, the last round of tiles as half tiles on neighbouring blocks (0.80-0.99x,
 // b93598c..e805dea); WG_X_BOXES, an x tile as 2 or 4 boxes of channel rows issued in a per-block rotated order
 // (0.89-0.99x), and WG_X_PROMO=256, x's L2 promotion at 256 bytes (0.994-0.996x), 2229254. WG_L2_HINT (26ec94f):
-// L2 evict_first hints on x's TMA loads (1.022x at the headline, 0.81-0.95x at B 33, B 32 T 4096 and B 64 T 4096; rung
+// L2 evict_first hints on x's TMA loads (1.022-1.024x at the headline, 0.81-0.95x at B 33, B 32 T 4096 and B 64 T 4096; rung
 // 10 0.93-0.98x), y's TMA stores (no change) or y's stores from the accumulators (1.006x; with x's, 0.82x at B 64 T 4096).
 // Removed knobs, measured slower or no faster (docs/ladder.md keeps the runs): WG_W_FIRST (first x requests after
 // W_pw's loads), WG_TMA_LATE (next x load after the wgmmas) and WG_W_TMA (W_pw by four TMA boxes rounded in place
