@@ -215,7 +215,8 @@ for stage in $stages; do
     # how fast a block can fetch its x tiles, by which path (scripts/x_fetch_probe.cu: TMA boxes, per-row bulk copies,
     # cp.async, TMA with an evict_first hint; 1, 2 or 4 tiles in flight) beside the clone and a plain read of x, after the
     # L2 flush; FETCH_SHAPES (env; ';' between lines): the probe's arguments, "esize B C T TILE_T reps [method [flush]]"
-    # (esize 4 float32, 2 bf16; method -1 every path; flush 0 bench's, 1 none: x left in L2, 2 a read: clean lines)
+    # (esize 4 float32, 2 bf16; method -1 every path and the skeletons, 4 the skeletons alone: x in, y = x out;
+    # flush 0 bench's, 1 none: x left in L2, 2 a read: clean lines)
     log "x fetch probe"
     nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/x_fetch_probe.cu -o /tmp/x_fetch_probe 2>&1 |
       grep -v -i warn

@@ -12,12 +12,16 @@
 // clean lines: FLUSH 2) or nothing (FLUSH 1: x stays in L2 from the launch before where it fits: what DRAM costs);
 // CUDA events around it, median and p10-p90 of the reps; the blocks' landing times (globaltimer, since the block
 // started) as medians over blocks.
+// The skeletons (method 4): x by the box as the kernels fetch it, y = the tile's centre written back (the fused
+// kernels' traffic with nothing computed), y by a TMA store, by st.global.v4 or st.global.cs.v4; with and without
+// evict_first on x; 1 or 2 tiles in flight a block, or one tile a block (the non-persistent form); each checked y == x.
+// They ask what the fused kernels' one-pass walk could take at best, and which way of writing y costs least.
 // Beside them, in the same run: cudaMemcpyAsync of x (the clone: x read and written) and a plain read of x (16-byte
 // loads, every thread a grid-stride sum; with the streaming hint ld.global.cs and without), the two roofs.
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/x_fetch_probe.cu -o /tmp/x_fetch_probe
 //   /tmp/x_fetch_probe [esize B C T TILE_T reps method flush]   (default: 4 16 128 2048 64 50 -1 0: every method,
-//   bench's flush; esize 2 for bf16; method -1 all, 0 tma, 1 rows, 2 lsu, 3 tma_ef; S tiles in flight at most what fits
-//   in 227 KB)
+//   bench's flush; esize 2 for bf16; method -1 all, 0 tma, 1 rows, 2 lsu, 3 tma_ef, 4 the skeletons; S tiles in flight
+//   at most what fits in 227 KB)
 #include <cuda.h>
 
 #include <algorithm>
@@ -39,7 +43,8 @@ struct Probe {
   const unsigned char* x;  // (B, C, T) of esize-byte elements
   int esize, C, T, tile_t, halo, xw, n_tt;
   int64_t n_tiles;
-  unsigned long long* land;  // [gridDim.x][kMaxRounds]: ns since the block started, tile n landed
+  unsigned long long* land;  // [land_blocks][kMaxRounds]: ns since the block started, tile n landed
+  int land_blocks;           // the blocks that record (the SM count)
   // tile t: batch row t / n_tt, columns [col * tile_t - halo, + xw) (16-byte aligned: halo = 16 / esize)
   __device__ int row(int64_t t) const { return static_cast<int>(t / n_tt); }
   __device__ int xs(int64_t t) const { return static_cast<int>(t % n_tt) * tile_t - halo; }
@@ -131,6 +136,71 @@ __global__ void __launch_bounds__(kThreads) fetch(const __grid_constant__ CUtens
   }
 }
 
+// The skeleton: x by the kernels' TMA box (EF: with the evict_first hint), then y, the tile's centre (y = x, the
+// fused kernels' traffic with nothing computed), written out of the slot before it is refilled. YMODE 1: copied into a
+// dense staging tile and stored by one TMA box (rung 11's WG_Y_TMA path); 2: st.global.v4 by all threads, each row's
+// 16-byte pieces in order (coalesced); 3: the same with st.global.cs. A grid of n_tiles blocks with S = 1 is the
+// non-persistent form: one tile a block, as many blocks resident as their shared memory allows.
+template <int YMODE, bool EF>
+__global__ void __launch_bounds__(kThreads) skel(const __grid_constant__ CUtensorMap xmap,
+                                                  const __grid_constant__ CUtensorMap ymap, Probe p, unsigned char* y,
+                                                  int S) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  __shared__ __align__(8) uint64_t bar[kMaxSlots];
+  const unsigned long long t0 = now_ns();
+  const unsigned slot_bytes = static_cast<unsigned>(p.C) * p.row_bytes();
+  const int centre = p.tile_t * p.esize, vecs = centre / 16;  // bytes of a row's centre, its 16-byte pieces
+  unsigned char* stage = smem + S * slot_bytes;               // YMODE 1: C rows x centre bytes
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) mbar_init(&bar[s], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  auto issue = [&](int n) {
+    const int64_t t = blockIdx.x + static_cast<int64_t>(n) * gridDim.x;
+    if (t >= p.n_tiles || threadIdx.x != 0) return;
+    const int s = n % S;
+    mbar_expect_tx(&bar[s], slot_bytes);
+    if (EF) tma_load_3d_evict_first(smem + s * slot_bytes, &xmap, &bar[s], p.xs(t), 0, p.row(t));
+    else tma_load_3d(smem + s * slot_bytes, &xmap, &bar[s], p.xs(t), 0, p.row(t));
+  };
+  for (int n = 0; n < S; ++n) issue(n);
+  for (int n = 0; blockIdx.x + static_cast<int64_t>(n) * gridDim.x < p.n_tiles; ++n) {
+    const int64_t t = blockIdx.x + static_cast<int64_t>(n) * gridDim.x;
+    const unsigned char* slot = smem + (n % S) * slot_bytes + 16;  // the centre: past the 16-byte halo
+    mbar_wait(&bar[n % S], (n / S) & 1);
+    if (threadIdx.x == 0 && n < kMaxRounds && blockIdx.x < p.land_blocks)
+      p.land[blockIdx.x * kMaxRounds + n] = now_ns() - t0;
+    if (YMODE == 1) {
+      if (threadIdx.x == 0) tma_store_wait_read<0>();  // the staging tile's last store has read it
+      __syncthreads();
+      for (int i = threadIdx.x; i < p.C * vecs; i += kThreads) {
+        const int c = i / vecs, k = i % vecs;
+        *reinterpret_cast<uint4*>(stage + c * centre + k * 16) =
+            *reinterpret_cast<const uint4*>(slot + c * p.row_bytes() + k * 16);
+      }
+      fence_proxy_async();
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        tma_store_3d(&ymap, stage, static_cast<int>(t % p.n_tt) * p.tile_t, 0, p.row(t));
+        tma_store_commit();
+      }
+    } else {
+      unsigned char* dst = y + (static_cast<int64_t>(p.row(t)) * p.C * p.T + (t % p.n_tt) * p.tile_t) * p.esize;
+      for (int i = threadIdx.x; i < p.C * vecs; i += kThreads) {
+        const int c = i / vecs, k = i % vecs;
+        const uint4 v = *reinterpret_cast<const uint4*>(slot + c * p.row_bytes() + k * 16);
+        uint4* out = reinterpret_cast<uint4*>(dst + static_cast<int64_t>(c) * p.T * p.esize + k * 16);
+        if (YMODE == 3) __stcs(out, v);
+        else *out = v;
+      }
+      __syncthreads();  // (the slot is read: it may be refilled)
+    }
+    issue(n + S);
+  }
+  if (YMODE == 1 && threadIdx.x == 0) tma_store_wait<0>();
+}
+
 // the read roof: every thread sums 16-byte vectors grid-stride (the sum written so it is not dropped); CS: ld.global.cs
 template <bool CS>
 __global__ void read_all(const uint4* x, int64_t n, unsigned* sink) {
@@ -160,9 +230,9 @@ int main(int argc, char** argv) {
   const int flush_kind = argc > 8 ? std::atoi(argv[8]) : 0;  // 0 write flush, 1 none, 2 read flush
   // (a TMA box is at most 256 elements a row: TILE_T plus the two 16-byte halos)
   if ((esize != 2 && esize != 4) || B < 1 || C < 1 || C > 256 || tile_t < 1 || T % tile_t || T < tile_t ||
-      tile_t + 32 / esize > 256 || reps < 5 || only < -1 || only > 3 || flush_kind < 0 || flush_kind > 2) {
+      tile_t + 32 / esize > 256 || tile_t * esize % 16 || reps < 5 || only < -1 || only > 4 || flush_kind < 0 || flush_kind > 2) {
     std::fprintf(stderr, "usage: x_fetch_probe [esize(2|4) B C(1..256) T TILE_T(divides T, + 32 / esize <= 256) "
-                         "reps(>=5) method(-1 all, 0..3) flush(0 write, 1 none, 2 read)]\n");
+                         "reps(>=5) method(-1 all, 0..3 one fetch path, 4 the skeletons) flush(0 write, 1 none, 2 read)]\n");
     return 1;
   }
   cudaDeviceProp prop;
@@ -178,14 +248,21 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&y, xbytes));
   CK(cudaMalloc(&flush, flush_bytes));
   CK(cudaMalloc(&sink, 4));
-  CK(cudaMemset(x, 0x3c, xbytes));
+  {  // x: a pattern (not a constant), so that the skeletons' y = x check sees a misplaced piece
+    std::vector<uint32_t> h(xbytes / 4);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint32_t>(i * 2654435761u) ^ static_cast<uint32_t>(i >> 7);
+    CK(cudaMemcpy(x, h.data(), xbytes, cudaMemcpyHostToDevice));
+  }
   CK(cudaMalloc(&p.land, sizeof(unsigned long long) * grid * kMaxRounds));
-  p.x = x;
+  p.x = x, p.land_blocks = grid;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(T) * esize, static_cast<cuuint64_t>(C) * T * esize};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(p.xw), static_cast<cuuint32_t>(C), 1};
   const CUtensorMap xmap = tma_map_3d(x, esize == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
                                       dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
+  const cuuint32_t ybox[3] = {static_cast<cuuint32_t>(tile_t), static_cast<cuuint32_t>(C), 1};
+  const CUtensorMap ymap = tma_map_3d(y, esize == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                                      dims, strides, ybox, CU_TENSOR_MAP_SWIZZLE_NONE);
   const int64_t rounds = (p.n_tiles + grid - 1) / grid;
   std::printf("%s, %d SMs; x (%lld, %d, %d) of %d-byte elements, %.2f MB; tiles of %d columns + halo: rows of %d bytes, "
               "%lld tiles, %lld rounds; %d launches each, %s\n",
@@ -214,6 +291,18 @@ int main(int argc, char** argv) {
   const TimeStats rd0 = time([&] { read_all<false><<<grid * 8, 256>>>(reinterpret_cast<const uint4*>(x), xbytes / 16, sink); });
   show("plain read", rd0, xbytes);
   std::printf("\n");
+  auto show_landed = [&](int blocks) {
+    std::vector<unsigned long long> land(static_cast<size_t>(grid) * kMaxRounds);
+    CK(cudaMemcpy(land.data(), p.land, land.size() * sizeof(land[0]), cudaMemcpyDeviceToHost));
+    std::printf("  landed (us, median over blocks):");
+    for (int n = 0; n < std::min<int64_t>((p.n_tiles + blocks - 1) / blocks, 8); ++n) {
+      std::vector<float> v;
+      for (int b = 0; b < grid; ++b)
+        if (b + static_cast<int64_t>(n) * blocks < p.n_tiles) v.push_back(land[b * kMaxRounds + n] * 1e-3f);
+      std::printf(" %.2f", median(v));
+    }
+    std::printf("\n");
+  };
   const char* names[4] = {"tma", "rows", "lsu", "tma_ef"};
   for (int method = 0; method < 4; ++method)
     for (int S : {1, 2, 4}) {
@@ -225,18 +314,48 @@ int main(int argc, char** argv) {
       CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
       auto launch = [&] { kernel<<<grid, kThreads, smem>>>(xmap, p, S); };
       const TimeStats s = time(launch);
-      std::vector<unsigned long long> land(static_cast<size_t>(grid) * kMaxRounds);
-      CK(cudaMemcpy(land.data(), p.land, land.size() * sizeof(land[0]), cudaMemcpyDeviceToHost));
       const std::string name = std::string(names[method]) + ", " + std::to_string(S) + " in flight";
       show(name.c_str(), s, static_cast<double>(p.n_tiles) * C * p.xw * esize);
-      std::printf("  landed (us, median over blocks):");
-      for (int n = 0; n < std::min<int64_t>(rounds, 8); ++n) {
-        std::vector<float> v;
-        for (int b = 0; b < grid; ++b)
-          if (b + static_cast<int64_t>(n) * grid < p.n_tiles) v.push_back(land[b * kMaxRounds + n] * 1e-3f);
-        std::printf(" %.2f", median(v));
-      }
-      std::printf("\n");
+      show_landed(grid);
     }
+  // The skeletons: x in and y (= x) out, nothing computed; x and y bytes counted for GB/s, the ratio to the clone above.
+  // Each checked afterwards: y equals x bit for bit.
+  if (only == -1 || only == 4) {
+    std::vector<unsigned char> hx(xbytes), hy(xbytes);
+    CK(cudaMemcpy(hx.data(), x, xbytes, cudaMemcpyDeviceToHost));
+    const char* ynames[4] = {"", "y tma", "y st", "y st.cs"};
+    void (*const kernels[2][3])(const CUtensorMap, const CUtensorMap, Probe, unsigned char*, int) = {
+        {skel<1, false>, skel<2, false>, skel<3, false>}, {skel<1, true>, skel<2, true>, skel<3, true>}};
+    int failures = 0;
+    for (int ef = 0; ef < 2; ++ef)
+      for (int ymode = 1; ymode <= 3; ++ymode)
+        for (int S : {1, 2, 0}) {  // 0: the non-persistent form (one tile a block)
+          const int slots = S == 0 ? 1 : S;
+          const int64_t blocks = S == 0 ? p.n_tiles : grid;
+          const size_t smem = static_cast<size_t>(slots) * C * p.xw * esize +
+                              (ymode == 1 ? static_cast<size_t>(C) * tile_t * esize : 0);
+          if (smem > static_cast<size_t>(prop.sharedMemPerBlockOptin)) continue;
+          const auto kernel = kernels[ef][ymode - 1];
+          CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+          CK(cudaMemset(y, 0xff, xbytes));
+          const TimeStats s = time([&] {
+            kernel<<<static_cast<unsigned>(blocks), kThreads, smem>>>(xmap, ymap, p, reinterpret_cast<unsigned char*>(y),
+                                                                     slots);
+          });
+          CK(cudaMemcpy(hy.data(), y, xbytes, cudaMemcpyDeviceToHost));
+          const bool ok = hx == hy;
+          failures += !ok;
+          const std::string name = std::string("skel ") + (ef ? "tma_ef" : "tma") + ", " + ynames[ymode] + ", " +
+                                   (S == 0 ? std::string("a tile a block") : std::to_string(S) + " in flight");
+          show(name.c_str(), s, static_cast<double>(p.n_tiles) * C * (p.xw + tile_t) * esize);
+          std::printf("  %.3fx clone, y %s", s.med / clone.med, ok ? "== x" : "WRONG");
+          if (S == 0) std::printf("\n");
+          else show_landed(grid);
+        }
+    if (failures) {
+      std::fprintf(stderr, "x_fetch_probe: %d skeleton(s) wrote a y that is not x\n", failures);
+      return 2;
+    }
+  }
   return 0;
 }
