@@ -1,6 +1,7 @@
 """Draw scripts/x_fetch_probe.cu's output (h200.sh's fetch_probe stage, or a log holding it) as a picture: one panel a
 probe run ("=== x_fetch_probe ARGS" and the lines after it), a bar a path and depth (median, p10-p90 whiskers), the
-clone and the plain read beside them.
+clone and the plain read beside them (a dotted line at the clone); the skeletons (x in, y = x out) coloured by how y is
+written, hatched where x carries evict_first.
 
     python scripts/plot_fetch_probe.py results/logs/2026-12-06_26ec94f_l2_hint_fetch_probe_h100.log \
         --out results/x_fetch_probe_h100_2026-12-06.png
@@ -17,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 HEAD = re.compile(r"=== (?:\d\d:\d\d:\d\d )?x_fetch_probe (.+?)\s*$")
 ROW = re.compile(r"^(.+?)\s{2,}([\d.]+) us \(p10 ([\d.]+), p90 ([\d.]+)\)")
 PATH_COLORS = {"tma": "C0", "rows": "C1", "lsu": "C2", "tma_ef": "C3"}  # the roofs (clone, plain read): gray
+SKEL_COLORS = {"y tma": "C4", "y st": "C5", "y st.cs": "C6"}  # the skeletons by how y is written (method 4)
 GPU = re.compile(r"^(NVIDIA [^,]+), \d+ SMs; (.+?); tiles.*launches each, (.+)$")
 
 
@@ -48,8 +50,13 @@ def main() -> None:
         med = [r[1] for r in run["rows"]][::-1]
         lo = [r[1] - r[2] for r in run["rows"]][::-1]
         hi = [r[3] - r[1] for r in run["rows"]][::-1]
-        colors = [PATH_COLORS.get(n.split(",")[0], "tab:gray") for n in names]
-        ax.barh(names, med, xerr=[lo, hi], color=colors, capsize=2)
+        colors = [SKEL_COLORS.get(n.split(", ")[1], "tab:gray") if n.startswith("skel ")
+                  else PATH_COLORS.get(n.split(",")[0], "tab:gray") for n in names]
+        hatches = ["//" if n.startswith("skel tma_ef") else "" for n in names]
+        ax.barh(names, med, xerr=[lo, hi], color=colors, hatch=hatches, capsize=2)
+        clone = [r[1] for r in run["rows"] if r[0].startswith("clone")]
+        if clone:
+            ax.axvline(clone[0], color="k", lw=0.8, ls=":")
         for y, (v, h) in enumerate(zip(med, hi)):
             ax.text(v + h, y, f" {v:.1f}", va="center", fontsize=7)
         ax.set_title(f"{run['x']}\n(probe args {run['args']}; {run['flush']})", fontsize=7)

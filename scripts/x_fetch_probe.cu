@@ -41,6 +41,7 @@ constexpr int kThreads = 256, kMaxSlots = 4, kMaxRounds = 64;
 
 struct Probe {
   const unsigned char* x;  // (B, C, T) of esize-byte elements
+  const unsigned char* w;  // the skeletons' stand-in for W_pw: C x C elements
   int esize, C, T, tile_t, halo, xw, n_tt;
   int64_t n_tiles;
   unsigned long long* land;  // [land_blocks][kMaxRounds]: ns since the block started, tile n landed
@@ -141,19 +142,28 @@ __global__ void __launch_bounds__(kThreads) fetch(const __grid_constant__ CUtens
 // dense staging tile and stored by one TMA box (rung 11's WG_Y_TMA path); 2: st.global.v4 by all threads, each row's
 // 16-byte pieces in order (coalesced); 3: the same with st.global.cs. A grid of n_tiles blocks with S = 1 is the
 // non-persistent form: one tile a block, as many blocks resident as their shared memory allows.
-template <int YMODE, bool EF>
+// W: the block also fetches W_pw's bytes (p.w, C x C elements, an L2 hit after the first block) by one bulk copy at its
+// start, and writes no y before they landed, as the kernels stage W_pw once a block.
+template <int YMODE, bool EF, bool W>
 __global__ void __launch_bounds__(kThreads) skel(const __grid_constant__ CUtensorMap xmap,
                                                   const __grid_constant__ CUtensorMap ymap, Probe p, unsigned char* y,
                                                   int S) {
   extern __shared__ __align__(1024) unsigned char smem[];
-  __shared__ __align__(8) uint64_t bar[kMaxSlots];
+  __shared__ __align__(8) uint64_t bar[kMaxSlots + 1];  // the x slots', then W's
   const unsigned long long t0 = now_ns();
   const unsigned slot_bytes = static_cast<unsigned>(p.C) * p.row_bytes();
   const int centre = p.tile_t * p.esize, vecs = centre / 16;  // bytes of a row's centre, its 16-byte pieces
   unsigned char* stage = smem + S * slot_bytes;               // YMODE 1: C rows x centre bytes
+  const unsigned w_bytes = static_cast<unsigned>(p.C) * p.C * p.esize;
+  unsigned char* wbuf = stage + (YMODE == 1 ? p.C * centre : 0);  // W: C x C elements
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) mbar_init(&bar[s], 1);
+    mbar_init(&bar[kMaxSlots], 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    if (W) {
+      mbar_expect_tx(&bar[kMaxSlots], w_bytes);
+      bulk_load(wbuf, p.w, w_bytes, &bar[kMaxSlots]);
+    }
   }
   __syncthreads();
   auto issue = [&](int n) {
@@ -171,6 +181,7 @@ __global__ void __launch_bounds__(kThreads) skel(const __grid_constant__ CUtenso
     mbar_wait(&bar[n % S], (n / S) & 1);
     if (threadIdx.x == 0 && n < kMaxRounds && blockIdx.x < p.land_blocks)
       p.land[blockIdx.x * kMaxRounds + n] = now_ns() - t0;
+    if (W && n == 0) mbar_wait(&bar[kMaxSlots], 0);
     if (YMODE == 1) {
       if (threadIdx.x == 0) tma_store_wait_read<0>();  // the staging tile's last store has read it
       __syncthreads();
@@ -198,6 +209,7 @@ __global__ void __launch_bounds__(kThreads) skel(const __grid_constant__ CUtenso
     }
     issue(n + S);
   }
+  if (W && blockIdx.x >= p.n_tiles) mbar_wait(&bar[kMaxSlots], 0);  // (no tile: W's copy still lands before the exit)
   if (YMODE == 1 && threadIdx.x == 0) tma_store_wait<0>();
 }
 
@@ -248,13 +260,16 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&y, xbytes));
   CK(cudaMalloc(&flush, flush_bytes));
   CK(cudaMalloc(&sink, 4));
+  unsigned char* w;
+  CK(cudaMalloc(&w, static_cast<size_t>(C) * C * esize));
+  CK(cudaMemset(w, 0x3c, static_cast<size_t>(C) * C * esize));
   {  // x: a pattern (not a constant), so that the skeletons' y = x check sees a misplaced piece
     std::vector<uint32_t> h(xbytes / 4);
     for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint32_t>(i * 2654435761u) ^ static_cast<uint32_t>(i >> 7);
     CK(cudaMemcpy(x, h.data(), xbytes, cudaMemcpyHostToDevice));
   }
   CK(cudaMalloc(&p.land, sizeof(unsigned long long) * grid * kMaxRounds));
-  p.x = x, p.land_blocks = grid;
+  p.x = x, p.w = w, p.land_blocks = grid;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(T) * esize, static_cast<cuuint64_t>(C) * T * esize};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(p.xw), static_cast<cuuint32_t>(C), 1};
@@ -324,34 +339,43 @@ int main(int argc, char** argv) {
     std::vector<unsigned char> hx(xbytes), hy(xbytes);
     CK(cudaMemcpy(hx.data(), x, xbytes, cudaMemcpyDeviceToHost));
     const char* ynames[4] = {"", "y tma", "y st", "y st.cs"};
-    void (*const kernels[2][3])(const CUtensorMap, const CUtensorMap, Probe, unsigned char*, int) = {
-        {skel<1, false>, skel<2, false>, skel<3, false>}, {skel<1, true>, skel<2, true>, skel<3, true>}};
+    using Skel = void (*)(const CUtensorMap, const CUtensorMap, Probe, unsigned char*, int);
+    const Skel kernels[2][2][3] = {
+        {{skel<1, false, false>, skel<2, false, false>, skel<3, false, false>},
+         {skel<1, true, false>, skel<2, true, false>, skel<3, true, false>}},
+        {{skel<1, false, true>, skel<2, false, true>, skel<3, false, true>},
+         {skel<1, true, true>, skel<2, true, true>, skel<3, true, true>}}};
     int failures = 0;
-    for (int ef = 0; ef < 2; ++ef)
-      for (int ymode = 1; ymode <= 3; ++ymode)
-        for (int S : {1, 2, 0}) {  // 0: the non-persistent form (one tile a block)
-          const int slots = S == 0 ? 1 : S;
-          const int64_t blocks = S == 0 ? p.n_tiles : grid;
-          const size_t smem = static_cast<size_t>(slots) * C * p.xw * esize +
-                              (ymode == 1 ? static_cast<size_t>(C) * tile_t * esize : 0);
-          if (smem > static_cast<size_t>(prop.sharedMemPerBlockOptin)) continue;
-          const auto kernel = kernels[ef][ymode - 1];
-          CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-          CK(cudaMemset(y, 0xff, xbytes));
-          const TimeStats s = time([&] {
-            kernel<<<static_cast<unsigned>(blocks), kThreads, smem>>>(xmap, ymap, p, reinterpret_cast<unsigned char*>(y),
-                                                                     slots);
-          });
-          CK(cudaMemcpy(hy.data(), y, xbytes, cudaMemcpyDeviceToHost));
-          const bool ok = hx == hy;
-          failures += !ok;
-          const std::string name = std::string("skel ") + (ef ? "tma_ef" : "tma") + ", " + ynames[ymode] + ", " +
-                                   (S == 0 ? std::string("a tile a block") : std::to_string(S) + " in flight");
-          show(name.c_str(), s, static_cast<double>(p.n_tiles) * C * (p.xw + tile_t) * esize);
-          std::printf("  %.3fx clone, y %s", s.med / clone.med, ok ? "== x" : "WRONG");
-          if (S == 0) std::printf("\n");
-          else show_landed(grid);
-        }
+    for (int with_w = 0; with_w < 2; ++with_w) {
+      for (int ef = 0; ef < 2; ++ef)
+        for (int ymode = 1; ymode <= 3; ++ymode)
+          for (int S : {1, 2, 0}) {  // 0: the non-persistent form (one tile a block)
+            if (with_w && (ymode != 2 || S == 1)) continue;  // W_pw's fetch: with y by st, 2 in flight or a tile a block
+            const int slots = S == 0 ? 1 : S;
+            const int64_t blocks = S == 0 ? p.n_tiles : grid;
+            const size_t smem = static_cast<size_t>(slots) * C * p.xw * esize +
+                                (ymode == 1 ? static_cast<size_t>(C) * tile_t * esize : 0) +
+                                (with_w ? static_cast<size_t>(C) * C * esize : 0);
+            if (smem > static_cast<size_t>(prop.sharedMemPerBlockOptin)) continue;
+            const auto kernel = kernels[with_w][ef][ymode - 1];
+            CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+            CK(cudaMemset(y, 0xff, xbytes));
+            const TimeStats s = time([&] {
+              kernel<<<static_cast<unsigned>(blocks), kThreads, smem>>>(xmap, ymap, p, reinterpret_cast<unsigned char*>(y),
+                                                                       slots);
+            });
+            CK(cudaMemcpy(hy.data(), y, xbytes, cudaMemcpyDeviceToHost));
+            const bool ok = hx == hy;
+            failures += !ok;
+            const std::string name = std::string("skel ") + (ef ? "tma_ef" : "tma") + ", " + ynames[ymode] + ", " +
+                                     (S == 0 ? std::string("a tile a block") : std::to_string(S) + " in flight") +
+                                     (with_w ? " + W_pw" : "");
+            show(name.c_str(), s, static_cast<double>(p.n_tiles) * C * (p.xw + tile_t) * esize);
+            std::printf("  %.3fx clone, y %s", s.med / clone.med, ok ? "== x" : "WRONG");
+            if (S == 0) std::printf("\n");
+            else show_landed(grid);
+          }
+    }
     if (failures) {
       std::fprintf(stderr, "x_fetch_probe: %d skeleton(s) wrote a y that is not x\n", failures);
       return 2;
