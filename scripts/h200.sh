@@ -214,7 +214,8 @@ for stage in $stages; do
   fetch_probe)
     # how fast a block can fetch its x tiles, by which path (scripts/x_fetch_probe.cu: TMA boxes, per-row bulk copies,
     # cp.async, TMA with an evict_first hint; 1, 2 or 4 tiles in flight) beside the clone and a plain read of x, after the
-    # L2 flush; FETCH_SHAPES (env; ';' between lines): the probe's arguments, "esize B C T TILE_T reps [method [flush]]"
+    # L2 flush; FETCH_SHAPES (env; ';' between lines): the probe's arguments, "esize B C T TILE_T reps [method [flush
+    # [busy]]]" (busy: cycles the skeletons spin a tile, a stand-in for compute)
     # (esize 4 float32, 2 bf16; method -1 every path and the skeletons, 4 the skeletons alone: x in, y = x out;
     # flush 0 bench's, 1 none: x left in L2, 2 a read: clean lines)
     log "x fetch probe"

@@ -15,11 +15,12 @@
 // The skeletons (method 4): x by the box as the kernels fetch it, y = the tile's centre written back (the fused
 // kernels' traffic with nothing computed), y by a TMA store, by st.global.v4 or st.global.cs.v4; with and without
 // evict_first on x; 1 or 2 tiles in flight a block, or one tile a block (the non-persistent form); each checked y == x.
-// They ask what the fused kernels' one-pass walk could take at best, and which way of writing y costs least.
+// They ask what the fused kernels' one-pass walk could take at best, and which way of writing y costs least. BUSY
+// cycles spun by every thread a tile, after x landed and before y, stand in for a tile's compute (issue slots taken).
 // Beside them, in the same run: cudaMemcpyAsync of x (the clone: x read and written) and a plain read of x (16-byte
 // loads, every thread a grid-stride sum; with the streaming hint ld.global.cs and without), the two roofs.
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/x_fetch_probe.cu -o /tmp/x_fetch_probe
-//   /tmp/x_fetch_probe [esize B C T TILE_T reps method flush]   (default: 4 16 128 2048 64 50 -1 0: every method,
+//   /tmp/x_fetch_probe [esize B C T TILE_T reps method flush busy]   (default: 4 16 128 2048 64 50 -1 0 0: every method,
 //   bench's flush; esize 2 for bf16; method -1 all, 0 tma, 1 rows, 2 lsu, 3 tma_ef, 4 the skeletons; S tiles in flight
 //   at most what fits in 227 KB)
 #include <cuda.h>
@@ -46,6 +47,7 @@ struct Probe {
   int64_t n_tiles;
   unsigned long long* land;  // [land_blocks][kMaxRounds]: ns since the block started, tile n landed
   int land_blocks;           // the blocks that record (the SM count)
+  long long busy;            // the skeletons: cycles each thread spins a tile before y (a stand-in for its compute)
   // tile t: batch row t / n_tt, columns [col * tile_t - halo, + xw) (16-byte aligned: halo = 16 / esize)
   __device__ int row(int64_t t) const { return static_cast<int>(t / n_tt); }
   __device__ int xs(int64_t t) const { return static_cast<int>(t % n_tt) * tile_t - halo; }
@@ -182,6 +184,11 @@ __global__ void __launch_bounds__(kThreads) skel(const __grid_constant__ CUtenso
     if (threadIdx.x == 0 && n < kMaxRounds && blockIdx.x < p.land_blocks)
       p.land[blockIdx.x * kMaxRounds + n] = now_ns() - t0;
     if (W && n == 0) mbar_wait(&bar[kMaxSlots], 0);
+    if (p.busy > 0) {
+      const long long c0 = clock64();
+      while (clock64() - c0 < p.busy) {
+      }
+    }
     if (YMODE == 1) {
       if (threadIdx.x == 0) tma_store_wait_read<0>();  // the staging tile's last store has read it
       __syncthreads();
@@ -240,11 +247,14 @@ int main(int argc, char** argv) {
   const int reps = argc > 6 ? std::atoi(argv[6]) : 50;
   const int only = argc > 7 ? std::atoi(argv[7]) : -1;  // one method only (its index), or all
   const int flush_kind = argc > 8 ? std::atoi(argv[8]) : 0;  // 0 write flush, 1 none, 2 read flush
+  const long long busy = argc > 9 ? std::atoll(argv[9]) : 0;  // the skeletons' cycles a tile (0: none)
   // (a TMA box is at most 256 elements a row: TILE_T plus the two 16-byte halos)
   if ((esize != 2 && esize != 4) || B < 1 || C < 1 || C > 256 || tile_t < 1 || T % tile_t || T < tile_t ||
-      tile_t + 32 / esize > 256 || tile_t * esize % 16 || reps < 5 || only < -1 || only > 4 || flush_kind < 0 || flush_kind > 2) {
+      tile_t + 32 / esize > 256 || tile_t * esize % 16 || reps < 5 || only < -1 || only > 4 || flush_kind < 0 || flush_kind > 2 ||
+      busy < 0 || busy > 100000000) {
     std::fprintf(stderr, "usage: x_fetch_probe [esize(2|4) B C(1..256) T TILE_T(divides T, + 32 / esize <= 256) "
-                         "reps(>=5) method(-1 all, 0..3 one fetch path, 4 the skeletons) flush(0 write, 1 none, 2 read)]\n");
+                         "reps(>=5) method(-1 all, 0..3 one fetch path, 4 the skeletons) flush(0 write, 1 none, 2 read) "
+                         "busy(cycles a skeleton's tile spins, 0..1e8)]\n");
     return 1;
   }
   cudaDeviceProp prop;
@@ -269,7 +279,7 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(x, h.data(), xbytes, cudaMemcpyHostToDevice));
   }
   CK(cudaMalloc(&p.land, sizeof(unsigned long long) * grid * kMaxRounds));
-  p.x = x, p.w = w, p.land_blocks = grid;
+  p.x = x, p.w = w, p.land_blocks = grid, p.busy = busy;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(C), static_cast<cuuint64_t>(B)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(T) * esize, static_cast<cuuint64_t>(C) * T * esize};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(p.xw), static_cast<cuuint32_t>(C), 1};
@@ -333,6 +343,7 @@ int main(int argc, char** argv) {
       show(name.c_str(), s, static_cast<double>(p.n_tiles) * C * p.xw * esize);
       show_landed(grid);
     }
+  if (busy > 0 && (only == -1 || only == 4)) std::printf("the skeletons spin %lld cycles a tile before y\n", busy);
   // The skeletons: x in and y (= x) out, nothing computed; x and y bytes counted for GB/s, the ratio to the clone above.
   // Each checked afterwards: y equals x bit for bit.
   if (only == -1 || only == 4) {
