@@ -302,7 +302,8 @@ def test_fast_div_equals_integer_division(tmp_path):
 
 def test_x_fetch_probe_compiles_and_refuses_bad_arguments(tmp_path):
     """scripts/x_fetch_probe.cu (h200.sh's fetch_probe stage) builds for sm_90a with the command its header gives, and
-    refuses a bad element size with its usage line before touching a GPU."""
+    refuses a bad element size, a method past the skeletons (4) and a negative busy count with its usage line before
+    touching a GPU."""
     from fusedkit.jit import cuda_home
     home = cuda_home()
     if home is None:
@@ -312,8 +313,9 @@ def test_x_fetch_probe_compiles_and_refuses_bad_arguments(tmp_path):
                             "-I", str(ROOT / "kernels"), str(ROOT / "scripts" / "x_fetch_probe.cu"), "-o", str(exe)],
                            capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-2000:]
-    run = subprocess.run([str(exe), "3"], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 1 and "usage: x_fetch_probe" in run.stderr, (run.returncode, run.stderr[-500:])
+    for bad in (["3"], "4 16 128 2048 64 50 5".split(), "4 16 128 2048 64 50 4 0 -1".split()):
+        run = subprocess.run([str(exe), *bad], capture_output=True, text=True, timeout=60)
+        assert run.returncode == 1 and "usage: x_fetch_probe" in run.stderr, (bad, run.returncode, run.stderr[-500:])
 
 
 def test_pw_wgrad_sweep_compiles(tmp_path):
