@@ -53,6 +53,9 @@
 // Removed knobs, measured slower or no faster (docs/ladder.md keeps the runs): WG_W_FIRST (first x requests after
 // W_pw's loads), WG_TMA_LATE (next x load after the wgmmas) and WG_W_TMA (W_pw by four TMA boxes rounded in place
 // after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9),
+// WG_GRID_TILES (one block a tile, not persistent blocks; rung 11's two-warpgroup form with one x slot: 1.44x slower at
+// the headline, logs/2026-12-06_aec361f_grid_tiles_ab_h100.log; its layout takes ~105 KB a block, so 2 blocks an SM,
+// each filling W_pw and the SiLU table for one tile; the code: aec361f),
 // WG_MMA_SPREAD (a tile's GEMM in 4 parts between the next tile's depthwise groups: 25.50 against 23.70 us,
 // logs/2026-12-03_8b237e6_mma_spread_ab.log; the code: commit 8b237e6), WG_DW_PAIR (two depthwise groups a step, act stores at precomputed offsets:
 // 23.97 against 23.86 us) and WG_WS=2 (three producer warpgroups, one consumer: 24.45 against 23.78;
@@ -65,11 +68,6 @@
 // logs/2026-12-04_d48e6c1_x_early_ab_trace_sanitize.log; the code: d48e6c1). WG_DW_UNROLL=2 (two depthwise groups a
 // step from one window of NQ + 1 x chunks, one SiLU guard branch for both: rung 09 0.968 and 0.972 at the headline,
 // 0.79-0.98 at four other shapes, rung 11 0.943; logs/2026-12-04_0098ec2_dw_unroll_ws_d1_ab.log; the code: 0098ec2).
-#ifndef WG_GRID_TILES
-#define WG_GRID_TILES 0  // 1 (a timing experiment): one block a tile (grid = the tiles), not one persistent block per SM
-                         // slot; blocks then overlap each other's phases on an SM as far as smem and registers let
-                         // them (x_fetch_probe's skeletons: docs/ladder.md, the runs of dfd3ff4)
-#endif
 #ifndef WG_WS
 #define WG_WS 0  // 1: warp-specialized (wg_ws_kernel below)
 #endif
@@ -1359,21 +1357,19 @@ void wg_launch(const FusedArgs& a, void* stream) {
   p.y_tma = (kYBox > 0 && y_tma_ok) ? 1 : 0;
   CUtensorMap ymap = p.y_tma ? wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox, 16, CU_TENSOR_MAP_SWIZZLE_128B) : xmap;
   // The kernel for dilation D (compile-time) and the K of `a`: WG_CT_K's own where it lists K, else the run-time-K one.
-  FusedArgs ag = a;  // WG_GRID_TILES: as many SM slots as tiles, so that tc_launch_persistent's grid is the tiles
-  if (WG_GRID_TILES) ag.num_sms = static_cast<int>(p.n_tiles < (1 << 30) ? p.n_tiles : (1 << 30));
   auto launch_d = [&](auto half, auto dil) {  // half: WG_GEMM_WGS = 2's form (or WgWsD1); both compile-time constants
     constexpr int D = decltype(dil)::value;
     auto go = [&](auto kc) {
       constexpr int KC = decltype(kc)::value;
       if constexpr (WG_WS)
-        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_SHARE>, kWsThreads, smem, ag, p,
+        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_SHARE>, kWsThreads, smem, a, p,
                              stream, xmap, ymap);
       else if constexpr (std::is_same_v<decltype(half), WgWsD1> && KC > 0)
-        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_D1_SHARE>, kWsThreads, smem, ag,
+        tc_launch_persistent(wg_ws_kernel<T, kSplit, TILE_T, D, KC, WG_WS_D1_SHARE>, kWsThreads, smem, a,
                              p, stream, xmap, ymap);
       else  // (WgWsD1 at a K without a kernel of its own: the four-warpgroup form; wg_ws_kernel's run-time-K build spills)
         tc_launch_persistent(wg_kernel<T, kSplit, TILE_T, D, std::is_same_v<decltype(half), std::true_type>, KC>,
-                             wg_block_threads<T, std::is_same_v<decltype(half), std::true_type>, D, KC>(), smem, ag, p, stream, xmap, ymap);
+                             wg_block_threads<T, std::is_same_v<decltype(half), std::true_type>, D, KC>(), smem, a, p, stream, xmap, ymap);
     };
     bool launched = false;
     wg_each_ct_k([&](auto kc) {

@@ -160,16 +160,15 @@ for stage in $stages; do
     # timing experiments against their variant's tree: one line of KNOB_PLAN (env; ';' between lines) a knob build
     # and the shape arguments of its A/B, "SPEC [ab args]"; each A/B (`ab`: y against float64, then bit for bit
     # against the tree, then 200 interleaved pairs) by ab_plan. The default plan is the next one to time; those
-    # already timed are in git's history and docs/ladder.md (069c5c4's, 6162464's, 5100a4e's, ab64fd8's, 45c73fb's,
-    # da5f1e8's, 43db5f8's, e8074e6's and 26ec94f's ran on an H100). This one (not yet timed): rung 11 in its
-    # two-warpgroup form with one block a tile (WG_GRID_TILES=1), one x slot, 2 or 3 blocks per SM, after
-    # x_fetch_probe's skeletons, where one block a tile took the bf16 skeleton with busy tiles and W_pw's fetch from
-    # 1.43x to 1.21x the clone (docs/ladder.md, the runs of dfd3ff4)
-    plan=${KNOB_PLAN:-"wgmma_bf16:WG_WS=0,WG_WS_EXTRA=0,WARPGROUPS=2,WG_X_SLOTS=1,WG_GRID_TILES=1,WG_MIN_BLOCKS=2 --dtype bfloat16;
-      wgmma_bf16:WG_WS=0,WG_WS_EXTRA=0,WARPGROUPS=2,WG_X_SLOTS=1,WG_GRID_TILES=1,WG_MIN_BLOCKS=3 --dtype bfloat16;
-      wgmma_bf16:WG_WS=0,WG_WS_EXTRA=0,WARPGROUPS=2,WG_X_SLOTS=1,WG_GRID_TILES=1,WG_MIN_BLOCKS=3 --dtype bfloat16 --B 64 --T 4096;
-      wgmma_bf16:WG_WS=0,WG_WS_EXTRA=0,WARPGROUPS=2,WG_X_SLOTS=1,WG_GRID_TILES=1,WG_MIN_BLOCKS=3 --dtype bfloat16 --B 33;
-      wgmma_bf16:WG_WS=0,WG_WS_EXTRA=0,WARPGROUPS=2,WG_X_SLOTS=1,WG_GRID_TILES=1,WG_MIN_BLOCKS=3 --dtype bfloat16 --K 3 --dilation 1"}
+    # already timed are in git's history and docs/ladder.md (069c5c4's, 6162464's, 5100a4e's, ab64fd8's, 45c73fb's, da5f1e8's and 43db5f8's ran on an H100 on 2026-12-05;
+    # this one: rung 11's x slots with every slot's load issued at the start (WG_X_FIRST=0), timed at e8074e6 on an H100:
+    # 0.964-0.977 of the tree at the headline, 1.015-1.025 at B 64 T 4096, not kept; the next knob to time replaces it.
+    # The plans before it, WG_TAIL_HALVES (e805dea), WG_X_BOXES / WG_X_PROMO (2229254) and WG_L2_HINT (26ec94f), were
+    # slower and are gone, as is WG_GRID_TILES (one block a tile; rung 11's two-warpgroup form 1.44x slower, aec361f)
+    # (docs/ladder.md)
+    plan=${KNOB_PLAN:-"wgmma_bf16:WG_X_SLOTS=3,WG_X_FIRST=0 --dtype bfloat16; wgmma_bf16:WG_X_SLOTS=4,WG_X_FIRST=0 --dtype bfloat16;
+      wgmma_bf16:WG_X_SLOTS=3,WG_X_FIRST=0 --dtype bfloat16 --B 64 --T 4096; wgmma_bf16:WG_X_SLOTS=4,WG_X_FIRST=0 --dtype bfloat16 --B 64 --T 4096;
+      wgmma_bf16:WG_X_SLOTS=3 --dtype bfloat16"}
     # KNOB_VARIANTS (env): only the lines of these variants
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')

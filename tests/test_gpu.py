@@ -143,20 +143,16 @@ def test_lean_depthwise_equals_the_tree(variant, dtype):
     ("wgmma_bf16", torch.bfloat16, dict(TILE_T="128")),
     ("wgmma_bf16", torch.bfloat16, dict(WG_WS="0", WG_WS_EXTRA="0", TILE_T="128")),
     ("wgmma_3xtf32", torch.float32, dict(WG_WS_EXTRA="1")), ("wgmma_3xtf32", torch.float32, dict(WG_WS_EXTRA="0")),
-    ("wgmma_3xtf32", torch.float32, dict(WG_WS_EXTRA="2", TILE_T="16")),
-    ("wgmma_bf16", torch.bfloat16, dict(WG_WS="0", WG_WS_EXTRA="0", WARPGROUPS="2", WG_X_SLOTS="1", WG_GRID_TILES="1",
-                                        WG_MIN_BLOCKS="3")),
-    ("wgmma_tf32", torch.float32, dict(WG_GRID_TILES="1"))],
+    ("wgmma_3xtf32", torch.float32, dict(WG_WS_EXTRA="2", TILE_T="16"))],
     ids=["ws_share0", "ws_share10", "d1_route", "bf16_ws_tile128", "bf16_form_before", "split_extra1", "split_extra0",
-         "split_extra2_tile16", "bf16_grid_tiles", "tf32_grid_tiles"])
+         "split_extra2_tile16"])
 def test_six_warpgroup_warp_specialized_kernel_equals_the_tree(variant, dtype, knobs):
     """wgmma.cuh's WG_WS_EXTRA (rung 10's default is 2; off elsewhere): wg_ws_kernel with four producer warpgroups
     (registers moved by setmaxnreg), as every tile's kernel (WG_WS=1, consumer shares 0 and 10) and as the dilation-1
     route, rung 11's (bf16; its default since 2026-12-05 night: TILE_T 64, y by TMA stores) against its form at TILE_T 128
     and against wg_kernel at TILE_T 128 (the form before), and rung 10's
     (the split, whose default has four producer warpgroups) with three and two (the form before 2026-12-05) and four
-    at TILE_T 16, where two x slots fit; and WG_GRID_TILES (one block a tile: rung 11's two-warpgroup form, rung 09's
-    kernel); y bit for bit the tree's (the same activations, the same
+    at TILE_T 16, where two x slots fit; y bit for bit the tree's (the same activations, the same
     products in the same order) at both GEMM forms' shapes, per-K and run-time-K kernels, padded channels, shifted
     groups, several tiles per block."""
     assert_tree_equals_build(variant, knobs, [

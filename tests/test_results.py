@@ -286,3 +286,30 @@ def test_fetch_probe_picture_reads_the_committed_probe_log(tmp_path):
     refused = subprocess.run([sys.executable, str(script), str(empty), "--out", str(tmp_path / "e.png")],
                              capture_output=True, text=True)
     assert refused.returncode != 0 and "no x_fetch_probe output" in refused.stderr and not (tmp_path / "e.png").exists()
+
+
+def test_skeleton_picture_reads_the_committed_probe_log(tmp_path):
+    """scripts/plot_skeletons.py finds the skeleton runs of the dfd3ff4 log that followed bench's flush (the float32
+    headline at busy 0, 1000, 2000 and 4000 cycles, five other runs), each skeleton's ratio its median over the clone's
+    of the same run (every y checked == x there), and draws them; a log without them is refused by name."""
+    import subprocess
+    import sys
+    script = fj.ROOT / "scripts" / "plot_skeletons.py"
+    spec = importlib.util.spec_from_file_location("plot_skeletons", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    log = fj.ROOT / "results" / "logs" / "2026-12-06_dfd3ff4_skeleton_probe_h100.log"
+    text = log.read_text()
+    runs = mod.skeleton_runs(text)
+    head = [r for r in runs if r["args"][:5] == ["4", "16", "128", "2048", "64"]]
+    assert sorted(r["busy"] for r in head) == [0, 1000, 2000, 4000] and len(runs) == 9
+    for r in runs:
+        assert len(r["ratio"]) == 22 and all(0.9 < v < 3.0 for v in r["ratio"].values()), r["args"]
+    assert "WRONG" not in text and text.count("y == x") >= 9 * 22
+    out = tmp_path / "skel.png"
+    done = subprocess.run([sys.executable, str(script), str(log), "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0 and out.stat().st_size > 10_000, done.stderr[-1000:]
+    older = fj.ROOT / "results" / "logs" / "2026-12-06_26ec94f_l2_hint_fetch_probe_h100.log"
+    refused = subprocess.run([sys.executable, str(script), str(older), "--out", str(tmp_path / "e.png")],
+                             capture_output=True, text=True)
+    assert refused.returncode != 0 and "fewer than two" in refused.stderr and not (tmp_path / "e.png").exists()
