@@ -36,11 +36,26 @@ def parse(text: str) -> list[dict]:
     return [r for r in runs if r["rows"]]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def cli(doc: str) -> argparse.Namespace:
+    """The probe pictures' command line: LOG --out PNG (this script's and scripts/plot_skeletons.py's)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("log", type=Path)
     ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def save_figure(fig, out: Path) -> None:
+    """Lay out and write `fig` to `out` whole (a temporary file renamed: never a half-written picture)."""
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    tmp.replace(out)
+    print(out)
+
+
+def main() -> None:
+    args = cli(__doc__)
     runs = parse(args.log.read_text())
     if not runs:
         raise SystemExit(f"{args.log}: no x_fetch_probe output found (lines '=== x_fetch_probe ARGS' and its rows)")
@@ -64,12 +79,7 @@ def main() -> None:
         ax.tick_params(axis="y", labelsize=7)
     fig.suptitle(f"x tiles fetched by path and tiles in flight, beside the clone and a plain read ({runs[0]['gpu']})",
                  fontsize=10)
-    fig.tight_layout()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=110)
-    tmp.replace(args.out)  # (never a half-written picture)
-    print(args.out)
+    save_figure(fig, args.out)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ against one block a tile, each with and without W_pw's fetch at the block's star
     python scripts/plot_skeletons.py results/logs/2026-12-06_dfd3ff4_skeleton_probe_h100.log \
         --out results/skeletons_h100_2026-12-06.png
 """
-import argparse
 import importlib.util
 from pathlib import Path
 
@@ -43,10 +42,7 @@ def skeleton_runs(text: str) -> list[dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("log", type=Path)
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
+    args = _probe.cli(__doc__)
     runs = skeleton_runs(args.log.read_text())
     head = sorted((r for r in runs if r["args"][:5] == ["4", "16", "128", "2048", "64"]), key=lambda r: r["busy"])
     if len(head) < 2:
@@ -77,12 +73,7 @@ def main() -> None:
     bx.set_title("other runs (bars in the legend's order)", fontsize=9)
     fig.suptitle(f"Skeletons against the clone: persistent blocks (blue) or one block a tile (red) ({head[0]['gpu']})",
                  fontsize=10)
-    fig.tight_layout()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=110)
-    tmp.replace(args.out)  # (never a half-written picture)
-    print(args.out)
+    _probe.save_figure(fig, args.out)
 
 
 if __name__ == "__main__":
