@@ -14,9 +14,11 @@
 // started) as medians over blocks.
 // The skeletons (method 4): x by the box as the kernels fetch it, y = the tile's centre written back (the fused
 // kernels' traffic with nothing computed), y by a TMA store, by st.global.v4 or st.global.cs.v4; with and without
-// evict_first on x; 1 or 2 tiles in flight a block, or one tile a block (the non-persistent form); each checked y == x.
-// They ask what the fused kernels' one-pass walk could take at best, and which way of writing y costs least. BUSY
-// cycles spun by every thread a tile, after x landed and before y, stand in for a tile's compute (issue slots taken).
+// evict_first on x; 1 or 2 tiles in flight a block, or one tile a block (the non-persistent form); with y by st, also
+// with W_pw's bytes (C x C elements) fetched at each block's start (+ W_pw); each checked y == x. They ask what the
+// fused kernels' one-pass walk could take at best, and which way of writing y costs least. BUSY cycles spun by every
+// thread a tile, after x landed and before y, stand in for a tile's compute (issue slots taken). Measured on an H100:
+// docs/ladder.md, the runs of dfd3ff4.
 // Beside them, in the same run: cudaMemcpyAsync of x (the clone: x read and written) and a plain read of x (16-byte
 // loads, every thread a grid-stride sum; with the streaming hint ld.global.cs and without), the two roofs.
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/x_fetch_probe.cu -o /tmp/x_fetch_probe
