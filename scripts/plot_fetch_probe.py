@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 HEAD = re.compile(r"=== (?:\d\d:\d\d:\d\d )?x_fetch_probe (.+?)\s*$")
 ROW = re.compile(r"^(.+?)\s{2,}([\d.]+) us \(p10 ([\d.]+), p90 ([\d.]+)\)")
 PATH_COLORS = {"tma": "C0", "rows": "C1", "lsu": "C2", "tma_ef": "C3"}  # the roofs (clone, plain read): gray
-SKEL_COLORS = {"y tma": "C4", "y st": "C5", "y st.cs": "C6"}  # the skeletons by how y is written (method 4)
+SKEL_COLORS = {"y tma": "C4", "y st": "C5", "y st.cs": "C6", "y frag": "C7"}  # the skeletons by how y is written (method 4)
 GPU = re.compile(r"^(NVIDIA [^,]+), \d+ SMs; (.+?); tiles.*launches each, (.+)$")
 
 

@@ -13,7 +13,8 @@
 // CUDA events around it, median and p10-p90 of the reps; the blocks' landing times (globaltimer, since the block
 // started) as medians over blocks.
 // The skeletons (method 4): x by the box as the kernels fetch it, y = the tile's centre written back (the fused
-// kernels' traffic with nothing computed), y by a TMA store, by st.global.v4 or st.global.cs.v4; with and without
+// kernels' traffic with nothing computed), y by a TMA store, by st.global.v4, st.global.cs.v4 or in wgmma's
+// accumulator pattern (y frag: 8 bytes a lane and row, as the float32 kernels store y); with and without
 // evict_first on x; 1 or 2 tiles in flight a block, or one tile a block (the non-persistent form); with y by st, also
 // with W_pw's bytes (C x C elements) fetched at each block's start (+ W_pw); each checked y == x. They ask what the
 // fused kernels' one-pass walk could take at best, and which way of writing y costs least. BUSY cycles spun by every
@@ -144,8 +145,11 @@ __global__ void __launch_bounds__(kThreads) fetch(const __grid_constant__ CUtens
 // The skeleton: x by the kernels' TMA box (EF: with the evict_first hint), then y, the tile's centre (y = x, the
 // fused kernels' traffic with nothing computed), written out of the slot before it is refilled. YMODE 1: copied into a
 // dense staging tile and stored by one TMA box (rung 11's WG_Y_TMA path); 2: st.global.v4 by all threads, each row's
-// 16-byte pieces in order (coalesced); 3: the same with st.global.cs. A grid of n_tiles blocks with S = 1 is the
-// non-persistent form: one tile a block, as many blocks resident as their shared memory allows.
+// 16-byte pieces in order (coalesced); 3: the same with st.global.cs; 4: in the pattern the float32 kernels store y
+// from wgmma's accumulators (warp w: rows 16 w + lane / 4 and 8 below, 2 elements a lane at column 8 j + 2 (lane % 4);
+// a warp's store is 8 rows x 4 lanes x 8 bytes, a sector a row; 8 warps cover 128 rows; not yet run on a GPU). A grid
+// of n_tiles blocks with S = 1 is the non-persistent form: one tile a block, as many blocks resident as their shared
+// memory allows.
 // W: the block also fetches W_pw's bytes (p.w, C x C elements, an L2 hit after the first block) by one bulk copy at its
 // start, and writes no y before they landed, as the kernels stage W_pw once a block.
 template <int YMODE, bool EF, bool W>
@@ -205,6 +209,22 @@ __global__ void __launch_bounds__(kThreads) skel(const __grid_constant__ CUtenso
         tma_store_3d(&ymap, stage, static_cast<int>(t % p.n_tt) * p.tile_t, 0, p.row(t));
         tma_store_commit();
       }
+    } else if (YMODE == 4) {
+      unsigned char* dst = y + (static_cast<int64_t>(p.row(t)) * p.C * p.T + (t % p.n_tt) * p.tile_t) * p.esize;
+      const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, pair = 2 * p.esize;  // bytes a lane stores a row
+      for (int r0 = 0; r0 < p.C; r0 += 128)
+        for (int half = 0; half < 2; ++half) {
+          const int r = r0 + 16 * warp + lane / 4 + 8 * half;
+          if (r >= p.C) continue;
+          for (int j = 0; j < p.tile_t / 8; ++j) {
+            const int col = 8 * j + 2 * (lane % 4);
+            const unsigned char* src = slot + r * p.row_bytes() + col * p.esize;
+            unsigned char* out = dst + static_cast<int64_t>(r) * p.T * p.esize + col * p.esize;
+            if (pair == 8) *reinterpret_cast<uint2*>(out) = *reinterpret_cast<const uint2*>(src);
+            else *reinterpret_cast<uint32_t*>(out) = *reinterpret_cast<const uint32_t*>(src);
+          }
+        }
+      __syncthreads();  // (the slot is read: it may be refilled)
     } else {
       unsigned char* dst = y + (static_cast<int64_t>(p.row(t)) * p.C * p.T + (t % p.n_tt) * p.tile_t) * p.esize;
       for (int i = threadIdx.x; i < p.C * vecs; i += kThreads) {
@@ -351,19 +371,20 @@ int main(int argc, char** argv) {
   if (only == -1 || only == 4) {
     std::vector<unsigned char> hx(xbytes), hy(xbytes);
     CK(cudaMemcpy(hx.data(), x, xbytes, cudaMemcpyDeviceToHost));
-    const char* ynames[4] = {"", "y tma", "y st", "y st.cs"};
+    const char* ynames[5] = {"", "y tma", "y st", "y st.cs", "y frag"};
     using Skel = void (*)(const CUtensorMap, const CUtensorMap, Probe, unsigned char*, int);
-    const Skel kernels[2][2][3] = {
-        {{skel<1, false, false>, skel<2, false, false>, skel<3, false, false>},
-         {skel<1, true, false>, skel<2, true, false>, skel<3, true, false>}},
-        {{skel<1, false, true>, skel<2, false, true>, skel<3, false, true>},
-         {skel<1, true, true>, skel<2, true, true>, skel<3, true, true>}}};
+    const Skel kernels[2][2][4] = {
+        {{skel<1, false, false>, skel<2, false, false>, skel<3, false, false>, skel<4, false, false>},
+         {skel<1, true, false>, skel<2, true, false>, skel<3, true, false>, skel<4, true, false>}},
+        {{skel<1, false, true>, skel<2, false, true>, skel<3, false, true>, skel<4, false, true>},
+         {skel<1, true, true>, skel<2, true, true>, skel<3, true, true>, skel<4, true, true>}}};
     int failures = 0;
     for (int with_w = 0; with_w < 2; ++with_w) {
       for (int ef = 0; ef < 2; ++ef)
-        for (int ymode = 1; ymode <= 3; ++ymode)
+        for (int ymode = 1; ymode <= 4; ++ymode)
           for (int S : {1, 2, 0}) {  // 0: the non-persistent form (one tile a block)
             if (with_w && (ymode != 2 || S == 1)) continue;  // W_pw's fetch: with y by st, 2 in flight or a tile a block
+            if (ymode == 4 && (ef || tile_t % 8)) continue;  // y in the fragments' pattern: x without the hint
             const int slots = S == 0 ? 1 : S;
             const int64_t blocks = S == 0 ? p.n_tiles : grid;
             const size_t smem = static_cast<size_t>(slots) * C * p.xw * esize +
