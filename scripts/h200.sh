@@ -222,7 +222,10 @@ for stage in $stages; do
     log "x fetch probe"
     nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/x_fetch_probe.cu -o /tmp/x_fetch_probe 2>&1 |
       grep -v -i warn
-    echo "${FETCH_SHAPES:-"4 16 128 2048 64 50; 2 16 128 2048 64 50; 4 64 128 4096 64 50"}" | tr ';' '\n' | while read -r a; do
+    # (the default: every path and skeleton at the headline, float32 and bf16; the skeletons with 2000 busy cycles a tile;
+    # the tma path with x left in L2 and after a read flush)
+    echo "${FETCH_SHAPES:-"4 16 128 2048 64 50; 2 16 128 2048 64 50; 4 16 128 2048 64 30 4 0 2000; 2 16 128 2048 64 30 4 0 2000;
+      4 16 128 2048 64 50 0 1; 4 16 128 2048 64 50 0 2"}" | tr ';' '\n' | while read -r a; do
       [ -z "$a" ] && continue
       log "x_fetch_probe $a"; timeout 120 /tmp/x_fetch_probe $a
     done ;;
