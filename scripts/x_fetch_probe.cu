@@ -71,6 +71,16 @@ __device__ __forceinline__ void tma_load_3d_evict_first(void* dst, const CUtenso
       : "memory");
 }
 
+// Thread 0's load of tile t's box into `dst`, completing on `bar` (EF: with the evict_first hint): the tma and tma_ef
+// paths and the skeletons' x.
+template <bool EF>
+__device__ __forceinline__ void load_box(void* dst, const CUtensorMap* xmap, uint64_t* bar, const Probe& p, int64_t t,
+                                         unsigned bytes) {
+  mbar_expect_tx(bar, bytes);
+  if (EF) tma_load_3d_evict_first(dst, xmap, bar, p.xs(t), 0, p.row(t));
+  else tma_load_3d(dst, xmap, bar, p.xs(t), 0, p.row(t));
+}
+
 __device__ __forceinline__ unsigned long long now_ns() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
@@ -95,11 +105,7 @@ __global__ void __launch_bounds__(kThreads) fetch(const __grid_constant__ CUtens
     const int s = n % S;
     unsigned char* dst = smem + s * slot_bytes;
     if (METHOD == 0 || METHOD == 3) {
-      if (threadIdx.x == 0) {
-        mbar_expect_tx(&bar[s], slot_bytes);
-        if (METHOD == 3) tma_load_3d_evict_first(dst, &xmap, &bar[s], p.xs(t), 0, p.row(t));
-        else tma_load_3d(dst, &xmap, &bar[s], p.xs(t), 0, p.row(t));
-      }
+      if (threadIdx.x == 0) load_box<METHOD == 3>(dst, &xmap, &bar[s], p, t, slot_bytes);
     } else if (METHOD == 1) {
       if (threadIdx.x < 32) {
         if (threadIdx.x == 0) mbar_expect_tx(&bar[s], slot_bytes);
@@ -176,16 +182,15 @@ __global__ void __launch_bounds__(kThreads) skel(const __grid_constant__ CUtenso
   __syncthreads();
   auto issue = [&](int n) {
     const int64_t t = blockIdx.x + static_cast<int64_t>(n) * gridDim.x;
-    if (t >= p.n_tiles || threadIdx.x != 0) return;
-    const int s = n % S;
-    mbar_expect_tx(&bar[s], slot_bytes);
-    if (EF) tma_load_3d_evict_first(smem + s * slot_bytes, &xmap, &bar[s], p.xs(t), 0, p.row(t));
-    else tma_load_3d(smem + s * slot_bytes, &xmap, &bar[s], p.xs(t), 0, p.row(t));
+    if (t < p.n_tiles && threadIdx.x == 0)
+      load_box<EF>(smem + (n % S) * slot_bytes, &xmap, &bar[n % S], p, t, slot_bytes);
   };
   for (int n = 0; n < S; ++n) issue(n);
   for (int n = 0; blockIdx.x + static_cast<int64_t>(n) * gridDim.x < p.n_tiles; ++n) {
     const int64_t t = blockIdx.x + static_cast<int64_t>(n) * gridDim.x;
     const unsigned char* slot = smem + (n % S) * slot_bytes + 16;  // the centre: past the 16-byte halo
+    // y's tile (the store modes 2-4)
+    unsigned char* dst = y + (static_cast<int64_t>(p.row(t)) * p.C * p.T + (t % p.n_tt) * p.tile_t) * p.esize;
     mbar_wait(&bar[n % S], (n / S) & 1);
     if (threadIdx.x == 0 && n < kMaxRounds && blockIdx.x < p.land_blocks)
       p.land[blockIdx.x * kMaxRounds + n] = now_ns() - t0;
@@ -210,7 +215,6 @@ __global__ void __launch_bounds__(kThreads) skel(const __grid_constant__ CUtenso
         tma_store_commit();
       }
     } else if (YMODE == 4) {
-      unsigned char* dst = y + (static_cast<int64_t>(p.row(t)) * p.C * p.T + (t % p.n_tt) * p.tile_t) * p.esize;
       const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, pair = 2 * p.esize;  // bytes a lane stores a row
       for (int r0 = 0; r0 < p.C; r0 += 128)
         for (int half = 0; half < 2; ++half) {
@@ -226,7 +230,6 @@ __global__ void __launch_bounds__(kThreads) skel(const __grid_constant__ CUtenso
         }
       __syncthreads();  // (the slot is read: it may be refilled)
     } else {
-      unsigned char* dst = y + (static_cast<int64_t>(p.row(t)) * p.C * p.T + (t % p.n_tt) * p.tile_t) * p.esize;
       for (int i = threadIdx.x; i < p.C * vecs; i += kThreads) {
         const int c = i / vecs, k = i % vecs;
         const uint4 v = *reinterpret_cast<const uint4*>(slot + c * p.row_bytes() + k * 16);
@@ -338,14 +341,14 @@ int main(int argc, char** argv) {
   const TimeStats rd0 = time([&] { read_all<false><<<grid * 8, 256>>>(reinterpret_cast<const uint4*>(x), xbytes / 16, sink); });
   show("plain read", rd0, xbytes);
   std::printf("\n");
-  auto show_landed = [&](int blocks) {
+  auto show_landed = [&] {  // the persistent grid's blocks, tile n = block + n * grid
     std::vector<unsigned long long> land(static_cast<size_t>(grid) * kMaxRounds);
     CK(cudaMemcpy(land.data(), p.land, land.size() * sizeof(land[0]), cudaMemcpyDeviceToHost));
     std::printf("  landed (us, median over blocks):");
-    for (int n = 0; n < std::min<int64_t>((p.n_tiles + blocks - 1) / blocks, 8); ++n) {
+    for (int n = 0; n < std::min<int64_t>(rounds, 8); ++n) {
       std::vector<float> v;
       for (int b = 0; b < grid; ++b)
-        if (b + static_cast<int64_t>(n) * blocks < p.n_tiles) v.push_back(land[b * kMaxRounds + n] * 1e-3f);
+        if (b + static_cast<int64_t>(n) * grid < p.n_tiles) v.push_back(land[b * kMaxRounds + n] * 1e-3f);
       std::printf(" %.2f", median(v));
     }
     std::printf("\n");
@@ -363,7 +366,7 @@ int main(int argc, char** argv) {
       const TimeStats s = time(launch);
       const std::string name = std::string(names[method]) + ", " + std::to_string(S) + " in flight";
       show(name.c_str(), s, static_cast<double>(p.n_tiles) * C * p.xw * esize);
-      show_landed(grid);
+      show_landed();
     }
   if (busy > 0 && (only == -1 || only == 4)) std::printf("the skeletons spin %lld cycles a tile before y\n", busy);
   // The skeletons: x in and y (= x) out, nothing computed; x and y bytes counted for GB/s, the ratio to the clone above.
@@ -395,8 +398,7 @@ int main(int argc, char** argv) {
             CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
             CK(cudaMemset(y, 0xff, xbytes));
             const TimeStats s = time([&] {
-              kernel<<<static_cast<unsigned>(blocks), kThreads, smem>>>(xmap, ymap, p, reinterpret_cast<unsigned char*>(y),
-                                                                       slots);
+              kernel<<<static_cast<unsigned>(blocks), kThreads, smem>>>(xmap, ymap, p, y, slots);
             });
             CK(cudaMemcpy(hy.data(), y, xbytes, cudaMemcpyDeviceToHost));
             const bool ok = hx == hy;
@@ -407,7 +409,7 @@ int main(int argc, char** argv) {
             show(name.c_str(), s, static_cast<double>(p.n_tiles) * C * (p.xw + tile_t) * esize);
             std::printf("  %.3fx clone, y %s", s.med / clone.med, ok ? "== x" : "WRONG");
             if (S == 0) std::printf("\n");
-            else show_landed(grid);
+            else show_landed();
           }
     }
     if (failures) {
