@@ -161,14 +161,11 @@ for stage in $stages; do
     # and the shape arguments of its A/B, "SPEC [ab args]"; each A/B (`ab`: y against float64, then bit for bit
     # against the tree, then 200 interleaved pairs) by ab_plan. The default plan is the next one to time; those
     # already timed are in git's history and docs/ladder.md (069c5c4's, 6162464's, 5100a4e's, ab64fd8's, 45c73fb's, da5f1e8's and 43db5f8's ran on an H100 on 2026-12-05;
-    # this one: rung 11's x slots with every slot's load issued at the start (WG_X_FIRST=0), timed at e8074e6 on an H100:
-    # 0.964-0.977 of the tree at the headline, 1.015-1.025 at B 64 T 4096, not kept; the next knob to time replaces it.
-    # The plans before it, WG_TAIL_HALVES (e805dea), WG_X_BOXES / WG_X_PROMO (2229254) and WG_L2_HINT (26ec94f), were
-    # slower and are gone, as is WG_GRID_TILES (one block a tile; rung 11's two-warpgroup form 1.44x slower, aec361f)
-    # (docs/ladder.md)
-    plan=${KNOB_PLAN:-"wgmma_bf16:WG_X_SLOTS=3,WG_X_FIRST=0 --dtype bfloat16; wgmma_bf16:WG_X_SLOTS=4,WG_X_FIRST=0 --dtype bfloat16;
-      wgmma_bf16:WG_X_SLOTS=3,WG_X_FIRST=0 --dtype bfloat16 --B 64 --T 4096; wgmma_bf16:WG_X_SLOTS=4,WG_X_FIRST=0 --dtype bfloat16 --B 64 --T 4096;
-      wgmma_bf16:WG_X_SLOTS=3 --dtype bfloat16"}
+    # e8074e6's (rung 11's x slots issued at once) on an H100 on 2026-12-06). The plans before it, WG_TAIL_HALVES (e805dea),
+    # WG_X_BOXES / WG_X_PROMO (2229254), WG_L2_HINT (26ec94f) and WG_GRID_TILES (aec361f), were slower and are gone. This
+    # one: WG_Y_ROWS, y by whole rows from a staging in act instead of the accumulators' fragments (docs/ladder.md)
+    plan=${KNOB_PLAN:-"wgmma_wide:WG_Y_ROWS=1; wgmma_tf32:WG_Y_ROWS=1; wgmma_wide:WG_Y_ROWS=1 --B 33;
+      wgmma_wide:WG_Y_ROWS=1 --B 64 --T 4096; wgmma_wide:WG_Y_ROWS=1 --K 3"}
     # KNOB_VARIANTS (env): only the lines of these variants
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')
