@@ -85,7 +85,8 @@
                      // TILE_T 64: y(i) staged in the act buffer MMA(i) has just read (4 KB a warp, swizzled) and written
                      // by whole rows, 16-byte stores, 512 contiguous bytes a warp instruction, instead of the
                      // accumulators' fragments (8 rows x 32 bytes an instruction): is the fragments' pattern the
-                     // ~0.1x between rung 13's skeleton and x_fetch_probe's walk? (wg_store_rows)
+                     // ~0.1x between rung 13's skeleton and x_fetch_probe's walk? (wg_store_rows) 2: the same with
+                     // streaming stores (st.global.cs, the probe's fastest way out)
 #endif
 #ifndef WG_Y_TMA_HALF
 #define WG_Y_TMA_HALF 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): WG_Y_TMA's staged TMA stores in wg_kernel's
@@ -234,6 +235,7 @@ static_assert(WG_DW_REGS % 8 == 0 && WG_DW_REGS >= 24, "WG_DW_REGS: a multiple o
 static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_WS_D1_SHARE >= 0 && WG_WS_D1_SHARE <= 50, "WG_WS_D1_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
+static_assert(WG_Y_ROWS >= 0 && WG_Y_ROWS <= 2, "WG_Y_ROWS: 0, 1 (whole rows) or 2 (whole rows, streaming stores)");
 
 namespace {
 
@@ -881,7 +883,11 @@ __device__ __forceinline__ void wg_store_rows(const float (&d)[N / 2], unsigned 
     for (int it = 0; it < 8; ++it) {
       const int row = 2 * it + (lane >> 4);
       const float4 v = *reinterpret_cast<const float4*>(piece + row * 256 + ((c ^ (2 * (row & 7))) << 4));
-      *reinterpret_cast<float4*>(y + (b * p.C_out + row_base + row) * p.T_out + tcol + 4 * c) = v;
+      float4* out = reinterpret_cast<float4*>(y + (b * p.C_out + row_base + row) * p.T_out + tcol + 4 * c);
+      if constexpr (WG_Y_ROWS == 2)
+        __stcs(out, v);
+      else
+        *out = v;
     }
   }
 }

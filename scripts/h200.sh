@@ -164,7 +164,7 @@ for stage in $stages; do
     # e8074e6's (rung 11's x slots issued at once) on an H100 on 2026-12-06). The plans before it, WG_TAIL_HALVES (e805dea),
     # WG_X_BOXES / WG_X_PROMO (2229254), WG_L2_HINT (26ec94f) and WG_GRID_TILES (aec361f), were slower and are gone. This
     # one: WG_Y_ROWS, y by whole rows from a staging in act instead of the accumulators' fragments (docs/ladder.md)
-    plan=${KNOB_PLAN:-"wgmma_wide:WG_Y_ROWS=1; wgmma_tf32:WG_Y_ROWS=1; wgmma_wide:WG_Y_ROWS=1 --B 33;
+    plan=${KNOB_PLAN:-"wgmma_wide:WG_Y_ROWS=1; wgmma_wide:WG_Y_ROWS=2; wgmma_tf32:WG_Y_ROWS=1; wgmma_wide:WG_Y_ROWS=1 --B 33;
       wgmma_wide:WG_Y_ROWS=1 --B 64 --T 4096; wgmma_wide:WG_Y_ROWS=1 --K 3"}
     # KNOB_VARIANTS (env): only the lines of these variants
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
