@@ -55,7 +55,9 @@
 // after the first depthwise: 24.32 against 23.87 us, logs/2026-12-02_69dd9d9_w_tma_ab.log; the code: commit 69dd9d9),
 // WG_GRID_TILES (one block a tile, not persistent blocks; rung 11's two-warpgroup form with one x slot: 1.44x slower at
 // the headline, logs/2026-12-06_aec361f_grid_tiles_ab_h100.log; its layout takes ~105 KB a block, so 2 blocks an SM,
-// each filling W_pw and the SiLU table for one tile; the code: aec361f),
+// each filling W_pw and the SiLU table for one tile; the code: aec361f), WG_Y_ROWS (the two-warpgroup float32 form's y
+// staged in act by each warp and stored by whole rows, 16-byte stores, 2: streaming: 0.973-0.985 of the tree at five
+// shapes, logs/2026-12-06_4fea1f2_y_rows_targets_probe_h100.log; the code: 4fea1f2),
 // WG_MMA_SPREAD (a tile's GEMM in 4 parts between the next tile's depthwise groups: 25.50 against 23.70 us,
 // logs/2026-12-03_8b237e6_mma_spread_ab.log; the code: commit 8b237e6), WG_DW_PAIR (two depthwise groups a step, act stores at precomputed offsets:
 // 23.97 against 23.86 us) and WG_WS=2 (three producer warpgroups, one consumer: 24.45 against 23.78;
@@ -79,14 +81,6 @@
                     // was slower: 25.79 us, code in 2f00678), and the WG_WS consumers at TILE_T = 32 fp32 (before act
                     // goes back to the producers). Rung 11's default (19.07 against 22.30 us); fp32 rung 09 slower
                     // (25.28 against 23.68; docs/ladder.md)
-#endif
-#ifndef WG_Y_ROWS
-#define WG_Y_ROWS 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): wg_kernel's two-warpgroup form, float32 at
-                     // TILE_T 64: y(i) staged in the act buffer MMA(i) has just read (4 KB a warp, swizzled) and written
-                     // by whole rows, 16-byte stores, 512 contiguous bytes a warp instruction, instead of the
-                     // accumulators' fragments (8 rows x 32 bytes an instruction): is the fragments' pattern the
-                     // ~0.1x between rung 13's skeleton and x_fetch_probe's walk? (wg_store_rows) 2: the same with
-                     // streaming stores (st.global.cs, the probe's fastest way out)
 #endif
 #ifndef WG_Y_TMA_HALF
 #define WG_Y_TMA_HALF 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): WG_Y_TMA's staged TMA stores in wg_kernel's
@@ -235,7 +229,6 @@ static_assert(WG_DW_REGS % 8 == 0 && WG_DW_REGS >= 24, "WG_DW_REGS: a multiple o
 static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_WS_D1_SHARE >= 0 && WG_WS_D1_SHARE <= 50, "WG_WS_D1_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_CHAINS == 1 || WG_CHAINS == 2 || WG_CHAINS == 4 || WG_CHAINS == 8, "WG_CHAINS: 1, 2, 4 or 8");
-static_assert(WG_Y_ROWS >= 0 && WG_Y_ROWS <= 2, "WG_Y_ROWS: 0, 1 (whole rows) or 2 (whole rows, streaming stores)");
 
 namespace {
 
@@ -859,38 +852,6 @@ __device__ __forceinline__ void wg_store_tma(const float (&d)[N / 2], unsigned c
     tma_store_wait_read<0>();
   }
 }
-// WG_Y_ROWS: bias + this warp's 16 rows (from row_base) x N = 64 float columns (from tcol) of y, staged in `piece`
-// (4 KB: rows of 256 bytes, the 16-byte chunk index XOR 2 (row % 8), so the fragments' 8-byte writes and the rows'
-// 16-byte reads take the fewest wavefronts their sizes allow), then stored by whole rows: lanes 0-15 one row, 16-31
-// the next, 16 bytes each. The warp's rows and columns must lie inside y, T_out % 4 == 0 and y 16-byte aligned (the
-// caller's test); `piece` may be rewritten once the warp has passed this function.
-template <int N>
-__device__ __forceinline__ void wg_store_rows(const float (&d)[N / 2], unsigned char* piece, float* y,
-                                              const TcParams& p, int64_t b, int row_base, int64_t tcol, float bias_lo,
-                                              float bias_hi) {
-  static_assert(N == 64, "a staged row is 256 bytes: 16 chunks of 16 bytes");
-  const int lane = threadIdx.x & 31, q = lane & 3, r = lane >> 2;
-#pragma unroll
-  for (int j = 0; j < N / 8; ++j) {  // columns 8 j + 2 q, + 1 of rows r and r + 8: chunk 2 j + q / 2, half q % 2
-    const int sw = ((((2 * j) ^ (2 * r)) + (q >> 1)) << 4) + ((q & 1) << 3);
-    tc_store2(reinterpret_cast<float*>(piece + r * 256 + sw), d[4 * j] + bias_lo, d[4 * j + 1] + bias_lo);
-    tc_store2(reinterpret_cast<float*>(piece + (r + 8) * 256 + sw), d[4 * j + 2] + bias_hi, d[4 * j + 3] + bias_hi);
-  }
-  __syncwarp();
-  if (!(FUSED_ABLATE & 4)) {
-    const int c = lane & 15;
-#pragma unroll
-    for (int it = 0; it < 8; ++it) {
-      const int row = 2 * it + (lane >> 4);
-      const float4 v = *reinterpret_cast<const float4*>(piece + row * 256 + ((c ^ (2 * (row & 7))) << 4));
-      float4* out = reinterpret_cast<float4*>(y + (b * p.C_out + row_base + row) * p.T_out + tcol + 4 * c);
-      if constexpr (WG_Y_ROWS == 2)
-        __stcs(out, v);
-      else
-        *out = v;
-    }
-  }
-}
 // This thread's two output-channel biases for the warpgroup rows from row0 (0 past C_out or without bias).
 __device__ __forceinline__ float2 wg_bias(const TcParams& p, int row0) {
   const int row_lo = row0 + ((threadIdx.x >> 5) & 3) * 16 + ((threadIdx.x & 31) >> 2);
@@ -963,9 +924,6 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
   constexpr int kYBox = wg_y_box<T, kSplit, kGemmHalf>();  // y's TMA box width (0: none)
   constexpr bool kYTma = kYBox != 0;
-  // WG_Y_ROWS: y by whole rows from a staging in act (wg_store_rows), in the two-warpgroup float32 form at TILE_T 64
-  constexpr bool kYRows = WG_Y_ROWS && kGemmHalf && !kSplit && !kYTma && std::is_same_v<T, float> && TT == 64;
-  static_assert(!kYRows || 8 * 4096 <= L::act_stage, "WG_Y_ROWS: 4 KB a GEMM warp in one act stage");
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
   uint64_t* xbar = reinterpret_cast<uint64_t*>(smem + p.off_mbar);  // one per x slot
@@ -1068,7 +1026,6 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   // wgmma.wait (otherwise ptxas inserts one right after the issue and serializes MMA and depthwise).
   T* y = static_cast<T*>(p.y);
   const float2 bias_pw = wg_bias(p, wg_m * 64);
-  const bool y_rows_ok = kYRows && p.T_out % 4 == 0 && reinterpret_cast<uintptr_t>(p.y) % 16 == 0;
   for (int i = 0;; ++i) {
     const int64_t next = tile + stride;
     const bool has_next = next < p.n_tiles;  // block-uniform
@@ -1079,16 +1036,7 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
     const int64_t yb = FUSED_ABLATE & 64 ? 0 : tiles.row_of(tile), ycol = static_cast<int64_t>(tiles.col_of(tile)) * TT + wg_n * kNT;
     // FUSED_ABLATE 64: every tile's y into batch row 0 (the same stores, L2-resident: what y's DRAM writes cost)
     auto store_regs = [&] { wg_store<T, kN, kAcc>(d, y, p, yb, wg_m * 64, ycol, bias_pw.x, bias_pw.y); };
-    if constexpr (kYRows) {
-      named_bar_sync(1, 256);  // both GEMM warpgroups are past MMA(i): act[i % 2] is free for y(i) (rewritten by
-                               // depthwise(i + 2), after the barrier below)
-      const int row_base = wg_m * 64 + 16 * (warp & 3);
-      if (y_rows_ok && ycol + kN <= p.T_out && row_base + 16 <= p.C_out)  // warp-uniform
-        wg_store_rows<kN>(d[0], smem + L::off_act + (i & 1) * L::act_stage + warp * 4096, reinterpret_cast<float*>(y),
-                          p, yb, row_base, ycol, bias_pw.x, bias_pw.y);
-      else
-        store_regs();
-    } else if constexpr (kYTma) {
+    if constexpr (kYTma) {
       if (p.y_tma) {  // block-uniform
         // both warpgroups of this column half (kGemmHalf: both GEMM warpgroups, wg_n 0) are past MMA(i): its part
         // of act[i % 2] is free for y(i)
