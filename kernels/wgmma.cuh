@@ -82,6 +82,12 @@
                     // goes back to the producers). Rung 11's default (19.07 against 22.30 us); fp32 rung 09 slower
                     // (25.28 against 23.68; docs/ladder.md)
 #endif
+#ifndef WG_Y_FIRST
+#define WG_Y_FIRST 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): wg_kernel's two-warpgroup form, the GEMM
+                      // warpgroups wait for MMA(i) and store y(i) before they wait for x(i + 1) and build their share of
+                      // depthwise(i + 1), so y(i) leaves without waiting for the next tile's x (the depthwise-only
+                      // warpgroups still build theirs under MMA(i)); the probe's walk stores y in that order
+#endif
 #ifndef WG_Y_TMA_HALF
 #define WG_Y_TMA_HALF 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): WG_Y_TMA's staged TMA stores in wg_kernel's
                          // two-warpgroup form (WG_GEMM_WGS) too, where its N (= TILE_T) is 128 bytes of y: 16-bit I/O at
@@ -1026,10 +1032,11 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   // wgmma.wait (otherwise ptxas inserts one right after the issue and serializes MMA and depthwise).
   T* y = static_cast<T*>(p.y);
   const float2 bias_pw = wg_bias(p, wg_m * 64);
+  constexpr bool kYFirst = WG_Y_FIRST && kGemmHalf;  // y(i) before this warpgroup's share of depthwise(i + 1)
   for (int i = 0;; ++i) {
     const int64_t next = tile + stride;
     const bool has_next = next < p.n_tiles;  // block-uniform
-    if (has_next) build_next(i, next);  // overlaps MMA(tile)
+    if (!kYFirst && has_next) build_next(i, next);  // overlaps MMA(tile)
     wg_wait<0>();
     wg_fence_regs(d);
     if (tracer) wg_mark_tile(i, kTrMmaDone);
@@ -1053,6 +1060,7 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
       store_regs();
     }
     if (tracer) wg_mark_tile(i, kTrStored);
+    if (kYFirst && has_next) build_next(i, next);
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);
     if (!has_next) break;
