@@ -117,6 +117,20 @@ def test_two_warpgroup_y_by_tma_for_16_bit_io_equals_the_tree(dtype, extra):
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rungs 09-13 are sm_90a code")
+@pytest.mark.parametrize("variant", ["wgmma_tf32", "wgmma_wide"])
+def test_y_before_the_next_depthwise_equals_the_tree(variant):
+    """wgmma.cuh's WG_Y_FIRST (a timing experiment, off by default): the two-warpgroup form's GEMM warpgroups store y(i)
+    before they wait for x(i + 1) and build their share of depthwise(i + 1). Only the order changes, so y is bit for bit
+    the tree's: the headline (the six-warpgroup block), K 3, blocks of one tile (B 3) and of eight (B 33), padded
+    channels and rows past C_out, bias off, and a dilation-1 shape at C 64, whose form the knob does not touch."""
+    assert_tree_equals_build(variant, {"WG_Y_FIRST": "1"}, [
+        dict(K=5, dilation=2), dict(K=3, dilation=2), dict(B=3, C_in=100, C_out=72, T=1000, K=5, dilation=2),
+        dict(B=2, C_in=128, C_out=96, T=4504, K=7, dilation=2, bias=False), dict(B=33, K=5, dilation=2),
+        dict(B=2, C_in=64, C_out=64, T=704, K=5, dilation=1)], seed=150, dtype=torch.float32)
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rungs 09-13 are sm_90a code")
 @pytest.mark.parametrize("variant,dtype", [("wgmma_tf32", torch.float32), ("wgmma_wide", torch.float32),
                                            ("wgmma_3xtf32", torch.float32), ("wgmma_bf16", torch.bfloat16)])
 def test_lean_depthwise_equals_the_tree(variant, dtype):
