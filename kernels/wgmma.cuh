@@ -56,8 +56,8 @@
 // WG_GRID_TILES (one block a tile, not persistent blocks; rung 11's two-warpgroup form with one x slot: 1.44x slower at
 // the headline, logs/2026-12-06_aec361f_grid_tiles_ab_h100.log; its layout takes ~105 KB a block, so 2 blocks an SM,
 // each filling W_pw and the SiLU table for one tile; the code: aec361f), WG_Y_ROWS (the two-warpgroup float32 form's y
-// staged in act by each warp and stored by whole rows, 16-byte stores, 2: streaming: 0.973-0.985 of the tree at five
-// shapes, logs/2026-12-06_4fea1f2_y_rows_targets_probe_h100.log; the code: 4fea1f2),
+// staged in act by each warp and stored by whole rows, 16-byte stores, 2: streaming: 0.973-0.985 of the tree in six
+// lines, rungs 09 and 13, logs/2026-12-06_4fea1f2_y_rows_targets_probe_h100.log; the code: 4fea1f2),
 // WG_MMA_SPREAD (a tile's GEMM in 4 parts between the next tile's depthwise groups: 25.50 against 23.70 us,
 // logs/2026-12-03_8b237e6_mma_spread_ab.log; the code: commit 8b237e6), WG_DW_PAIR (two depthwise groups a step, act stores at precomputed offsets:
 // 23.97 against 23.86 us) and WG_WS=2 (three producer warpgroups, one consumer: 24.45 against 23.78;

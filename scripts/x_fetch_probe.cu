@@ -19,7 +19,7 @@
 // with W_pw's bytes (C x C elements) fetched at each block's start (+ W_pw); each checked y == x. They ask what the
 // fused kernels' one-pass walk could take at best, and which way of writing y costs least. BUSY cycles spun by every
 // thread a tile, after x landed and before y, stand in for a tile's compute (issue slots taken). Measured on an H100:
-// docs/ladder.md, the runs of dfd3ff4.
+// docs/ladder.md, the runs of dfd3ff4 and 4fea1f2 (y frag).
 // Beside them, in the same run: cudaMemcpyAsync of x (the clone: x read and written) and a plain read of x (16-byte
 // loads, every thread a grid-stride sum; with the streaming hint ld.global.cs and without), the two roofs.
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I kernels scripts/x_fetch_probe.cu -o /tmp/x_fetch_probe
@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(kThreads) fetch(const __grid_constant__ CUtens
 // dense staging tile and stored by one TMA box (rung 11's WG_Y_TMA path); 2: st.global.v4 by all threads, each row's
 // 16-byte pieces in order (coalesced); 3: the same with st.global.cs; 4: in the pattern the float32 kernels store y
 // from wgmma's accumulators (warp w: rows 16 w + lane / 4 and 8 below, 2 elements a lane at column 8 j + 2 (lane % 4);
-// a warp's store is 8 rows x 4 lanes x 8 bytes, a sector a row; 8 warps cover 128 rows; not yet run on a GPU). A grid
+// a warp's store is 8 rows x 4 lanes x 8 bytes, a sector a row; 8 warps cover 128 rows). A grid
 // of n_tiles blocks with S = 1 is the non-persistent form: one tile a block, as many blocks resident as their shared
 // memory allows.
 // W: the block also fetches W_pw's bytes (p.w, C x C elements, an L2 hit after the first block) by one bulk copy at its
