@@ -34,8 +34,8 @@
 //   Shared memory: 205 KiB dynamic at the headline (W_pw 64 + act 2 x 32 + x 2 x 38 KiB) -> 1 block/SM.
 //   Knobs: wgmma.cuh's (WARPGROUPS, TILE_T, WG_X_SLOTS, WG_X_FIRST, WG_L2_PREFETCH, WG_WS, WG_MIN_BLOCKS, WG_Y_TMA,
 //   WG_GEMM_WGS, WG_GEMM_D1_MIN_K, WG_DW_SHARE, WG_DW_EXTRA, WG_DW_EXTRA_SHARE, WG_DW_EXTRA_WHERE, WG_DW_REGS, WG_CT_K,
-//   WG_WS_SHARE, WG_WS_D1_SHARE, WG_DW_LEAN, WG_WS_EXTRA)
-//   and common.cuh's FUSED_SILU, FUSED_SILU_ANY; wgmma.cuh's defaults are this rung's tuned configuration (results/tuned.json).
+//   WG_WS_SHARE, WG_WS_D1_SHARE, WG_WS_EXTRA)
+//   and common.cuh's FUSED_SILU; wgmma.cuh's defaults are this rung's tuned configuration (results/tuned.json).
 //   WG_Y_TMA=1 (y by TMA stores, rung 11's default) is 6.6% slower here: 8-byte stores already fill 32-byte sectors.
 //   Since 2026-12-04 (c1ea9ca) the GEMM is issued by warpgroups 0 and 1 at wgmma N = TILE_T where C_out > 64 and
 //   (dilation > 1 or K >= 9), warpgroups 2 and 3 building act meanwhile (WG_GEMM_WGS=0): 1.04-1.06x faster there,
@@ -74,10 +74,10 @@
 //   logs/2026-12-04_1d7550b_k5_loop_sass.txt); the ~4 us before the first tile. Since six warpgroups (81002ae):
 //   a trace of the six-warpgroup block (how its tile splits now), six warpgroups timed at dilations 3 and 4 and in
 //   the run-time-K kernels (WG_DW_EXTRA_WHERE=1: ptxas spills 8-28 bytes there), and the GEMM warpgroups' chain
-//   (MMA issue, y stores, barrier), which the 25% share showed the tile then waits for. Prepared, not yet timed (no GPU
-//   lent on 2026-12-04): FUSED_SILU_ANY and WG_DW_LEAN, a group of K 5 d 2 in 82-91 instructions instead of 100-108
-//   (logs/2026-12-04_0dc7b01_lean_dw_sass.txt), and WG_WS_EXTRA, the warp-specialized kernel with four producer
-//   warpgroups (docs/ladder.md, "Prepared 2026-12-04, late night").
+//   (MMA issue, y stores, barrier), which the 25% share showed the tile then waits for. Timed on an H100 2026-12-05
+//   and not kept (docs/ladder.md, the runs of 069c5c4): FUSED_SILU_ANY and WG_DW_LEAN, a group of K 5 d 2 in 82-91
+//   instructions instead of 100-108 (logs/2026-12-04_0dc7b01_lean_dw_sass.txt), 0.987-1.000 of the tree (the code:
+//   git history before their removal on 2026-12-06), and WG_WS_EXTRA with WG_WS=1 (0.964-0.988).
 // Shape limits (fused_unsupported): an sm_90 GPU (wgmma is sm_90a-only); fp32 x with T % 4 == 0 and
 //   16-byte alignment, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise); C_in <= 128,
 //   C_out <= 128. ModelNew routes every other shape to the next rung of its accuracy class (rung 8, then 5).

@@ -208,15 +208,6 @@ __device__ __forceinline__ bool silu_guard_ok(float v, float f) {
 // of __float2bfloat16_rn, kept as a float), bit for bit, N values at a time: the fast form and the guard for
 // all N without a branch (a branch per value serialized them: rung 12 measured 13% slower that way), then
 // eager's formula for the refused ones, behind one rarely taken branch.
-// FUSED_SILU_ANY=1 (a timing experiment, not yet timed: docs/ladder.md): the guard's refusals as one "any" predicate
-// (per value: the near-midpoint test on the rounded value's distance, f - r, and the |v| test, accumulated by the
-// compare instructions' own OR) instead of a refusal bit per value gathered by SEL and LOP3; where any value is
-// refused, eager's formula for all N. The bits are the same: where the guard accepts, the fast rounded value is
-// eager's (the property silu_exhaustive.cu proves), and |f - r| < kHalf - kGuard is the same test as the dropped bits
-// lying more than kGuard from the midpoint (tests/test_silu_guard.py checks every pattern of the bits both read).
-#ifndef FUSED_SILU_ANY
-#define FUSED_SILU_ANY 0
-#endif
 template <int kDropped, int N>
 __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
   auto exact = [](float x) {
@@ -230,24 +221,6 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
     static_assert(N <= 32, "one refusal bit per value");
     constexpr uint32_t kHalf = 1u << (kDropped - 1), kKeep = ~((1u << kDropped) - 1u);
     float r[N];
-    if constexpr (FUSED_SILU_ANY != 0) {
-      constexpr uint32_t kGuard = FUSED_SILU_GUARD, kIn = kHalf - kGuard - 1u;  // accepted: |f - r| <= kIn
-      bool any = false;
-#pragma unroll
-      for (int i = 0; i < N; ++i) {
-        const float f = silu_fast(v[i]);
-        if constexpr (kDropped == 13 && TC_TF32_ONE_INSTRUCTION) r[i] = __uint_as_float(tc_tf32(f));
-        else r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
-        any |= !(fabsf(v[i]) < 16.0f) || __float_as_uint(f) - __float_as_uint(r[i]) + kIn > 2u * kIn;
-      }
-      if (__builtin_expect(any, 0)) {
-#pragma unroll
-        for (int i = 0; i < N; ++i) r[i] = exact(v[i]);
-      }
-#pragma unroll
-      for (int i = 0; i < N; ++i) v[i] = r[i];
-      return;
-    }
     uint32_t refused = 0;
 #pragma unroll
     for (int i = 0; i < N; ++i) {

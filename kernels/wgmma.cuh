@@ -57,7 +57,12 @@
 // the headline, logs/2026-12-06_aec361f_grid_tiles_ab_h100.log; its layout takes ~105 KB a block, so 2 blocks an SM,
 // each filling W_pw and the SiLU table for one tile; the code: aec361f), WG_Y_ROWS (the two-warpgroup float32 form's y
 // staged in act by each warp and stored by whole rows, 16-byte stores, 2: streaming: 0.973-0.985 of the tree in six
-// lines, rungs 09 and 13, logs/2026-12-06_4fea1f2_y_rows_targets_probe_h100.log; the code: 4fea1f2),
+// lines, rungs 09 and 13, logs/2026-12-06_4fea1f2_y_rows_targets_probe_h100.log; the code: 4fea1f2), WG_Y_FIRST (the
+// two-warpgroup form's GEMM warpgroups storing y(i) before they wait for x(i + 1): 0.973-0.985 of the tree at five lines,
+// logs/2026-12-06_7cb870a_y_first_skeleton_gap_h100.log; the code: 7cb870a), WG_DW_LEAN and common.cuh's FUSED_SILU_ANY
+// (fewer instructions a depthwise group: 0.987-1.000), WG_DW_EXTRA_16 and WG_Y_TMA_HALF (rung 11's six-warpgroup block
+// and two-warpgroup y by TMA at TILE_T 64: 0.887-0.982 of its tree then; all four timed at 069c5c4,
+// logs/2026-12-05_069c5c4_knobs_tf32_gpu_tests.log and _knobs_strict_bf16_gpu_tests.log; the code: 7cb870a),
 // WG_MMA_SPREAD (a tile's GEMM in 4 parts between the next tile's depthwise groups: 25.50 against 23.70 us,
 // logs/2026-12-03_8b237e6_mma_spread_ab.log; the code: commit 8b237e6), WG_DW_PAIR (two depthwise groups a step, act stores at precomputed offsets:
 // 23.97 against 23.86 us) and WG_WS=2 (three producer warpgroups, one consumer: 24.45 against 23.78;
@@ -81,17 +86,6 @@
                     // was slower: 25.79 us, code in 2f00678), and the WG_WS consumers at TILE_T = 32 fp32 (before act
                     // goes back to the producers). Rung 11's default (19.07 against 22.30 us); fp32 rung 09 slower
                     // (25.28 against 23.68; docs/ladder.md)
-#endif
-#ifndef WG_Y_FIRST
-#define WG_Y_FIRST 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): wg_kernel's two-warpgroup form, the GEMM
-                      // warpgroups wait for MMA(i) and store y(i) before they wait for x(i + 1) and build their share of
-                      // depthwise(i + 1), so y(i) leaves without waiting for the next tile's x (the depthwise-only
-                      // warpgroups still build theirs under MMA(i)); the probe's walk stores y in that order
-#endif
-#ifndef WG_Y_TMA_HALF
-#define WG_Y_TMA_HALF 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): WG_Y_TMA's staged TMA stores in wg_kernel's
-                         // two-warpgroup form (WG_GEMM_WGS) too, where its N (= TILE_T) is 128 bytes of y: 16-bit I/O at
-                         // TILE_T 64, the form WG_DW_EXTRA_16's six-warpgroup block runs in (wg_y_box)
 #endif
 #ifndef WG_GEMM_WGS
 #define WG_GEMM_WGS 0  // wg_kernel (WG_WS = 0, WARPGROUPS = 4, one accumulator, y stored from the accumulators): the
@@ -128,11 +122,6 @@
                              // kernel of the two-warpgroup form at dilation > 1 (not measured; ptxas spills 8-28 bytes
                              // in the run-time-K kernels and at K 7 d 2 with WG_DW_REGS = 64:
                              // logs/2026-12-04_77a9bc5_dw_extra_ptxas.txt)
-#endif
-#ifndef WG_DW_EXTRA_16
-#define WG_DW_EXTRA_16 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): the six-warpgroup block for 16-bit I/O
-                          // too (rung 11, whose two-warpgroup form exists at TILE_T = 64, where y leaves from registers,
-                          // not at its tuned 128, where y leaves by TMA; ptxas: no spill)
 #endif
 #ifndef WG_DW_EXTRA_SHARE
 #define WG_DW_EXTRA_SHARE 15  // WG_DW_SHARE of the WG_DW_EXTRA block
@@ -182,13 +171,6 @@
                            // to WG_DW_REGS (setmaxnreg) so that the consumers' accumulators and fragments fit. H100 ab
                            // (2026-12-05): with WG_WS_EXTRA=0 against rung 10's default, 0.95 at the headline, 1.07 at
                            // B 64 T 4096 (~60 tiles a block); with rung 10's WG_WS_EXTRA=2, 0.75-0.79 everywhere
-#endif
-#ifndef WG_DW_LEAN
-#define WG_DW_LEAN 0  // 1 (a timing experiment, not yet timed: docs/ladder.md): the depthwise group loop with fewer instructions
-                      // a group: `live` tested once, outside the loop (a thread whose channel is padding runs a loop of
-                      // zero stores), and the x window's and the shift-0 act stores' addresses carried from group to
-                      // group instead of derived from j (ptxas rederived them in every group: 6 + 9 instructions at K 5 d 2).
-                      // 2: also a loop of its own for shift 0 (fp32), without the per-group branch on the shift
 #endif
 #ifndef WG_ROW_GROUPS
 #define WG_ROW_GROUPS 1  // (since 2026-12-05 night; 0: the form before) where the x box's 16-byte aligned start lies `shift` columns
@@ -408,8 +390,8 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
   }
 }
 
-// One group of one channel: G outputs of depthwise + bias + SiLU from the 16-byte aligned x window at xp (WG_DW_LEAN's
-// loop; wg_dw_silu_k's own loop keeps these lines inline, the form whose SASS was timed). SiLU:
+// One group of one channel: G outputs of depthwise + bias + SiLU from the 16-byte aligned x window at xp (the row
+// groups' loop; wg_dw_silu_k's own loop keeps these lines inline). SiLU:
 // eager's formula for the split, whose activations must be fp32-exact; otherwise eager's value rounded to the GEMM's
 // type, by the guarded fast form.
 // kOff (WG_ROW_GROUPS): the group's first input lies kOff elements into the window's first 16-byte chunk.
@@ -431,57 +413,6 @@ __device__ __forceinline__ void wg_dw_group(const T* xp, const float (&wt)[16 / 
 #pragma unroll
   for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
   if constexpr (!kSplit) wg_act_rounded<T>(v);
-}
-// A group's G activations into act rows tt0 .. tt0 + G - 1 (those inside the tile), the swizzle per store.
-template <typename E, bool kSplit, int TT, int G>
-__device__ __forceinline__ void wg_put_group(unsigned char* sAct, uint32_t small_off, uint32_t cbase, uint32_t chunk,
-                                             int j, int shift, const float (&v)[G]) {
-  const int tt0 = G * j - shift;
-  auto put = [&](int tt, float val) {
-    wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
-  };
-  if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
-#pragma unroll
-    for (int i = 0; i < G; ++i) put(tt0 + i, v[i]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < G; ++i)
-      if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
-  }
-}
-// WG_DW_LEAN's loop over groups [j0, j1), `live` a compile-time constant (false: zeros; kShift0: shift is 0, WG_DW_LEAN=2), the x window's address and
-// the shift-0 store base carried from group to group: base(j & 1) + 512 j moves by 512 + (base1 - base0) from an even
-// group to the next and by 512 - (base1 - base0) from an odd one, so the steps alternate, summing to 1024.
-template <typename T, bool kSplit, int TT, int D, int K, bool kLive, bool kShift0 = false>
-__device__ __forceinline__ void wg_dw_groups(unsigned char* sAct, uint32_t small_off, const T* xrow,
-                                             const float (&wt)[16 / D + 1], float bias, int j0, int j1, int shift,
-                                             uint32_t cbase, uint32_t chunk, uint32_t base0, uint32_t base1,
-                                             uint32_t e1, uint32_t e2, uint32_t e3) {
-  using E = WgElem<T>;
-  constexpr int G = 16 / static_cast<int>(sizeof(T));
-  const T* xp = xrow + G * j0;
-  uint32_t b = ((j0 & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(j0);
-  uint32_t step = 512u + ((j0 & 1) ? base0 - base1 : base1 - base0);
-  for (int j = j0; j < j1; ++j, xp += G) {
-    float v[G];
-    if constexpr (kLive) {
-      wg_dw_group<T, kSplit, D, K>(xp, wt, bias, v);
-    } else {
-#pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = 0.0f;
-    }
-    if (G == 4 && (kShift0 || shift == 0)) {  // tile-uniform; every group lies inside the tile
-      unsigned char* p = sAct + b;  // base(j & 1) + 512 j: wg_dw_silu_k's one base and three offsets
-      wg_put_act<E, kSplit>(p, small_off, v[0]);
-      wg_put_act<E, kSplit>(p + e1, small_off, v[1]);
-      wg_put_act<E, kSplit>(p + e2, small_off, v[2 % G]);
-      wg_put_act<E, kSplit>(p + e3, small_off, v[3 % G]);
-      b += step;
-      step = 1024u - step;
-    } else {
-      wg_put_group<E, kSplit, TT, G>(sAct, small_off, cbase, chunk, j, shift, v);
-    }
-  }
 }
 
 // Depthwise + bias + SiLU of one channel over output groups [j0, j1) of one tile, into act (K-major,
@@ -545,60 +476,43 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
       return;
     }
   }
-  if constexpr (WG_DW_LEAN == 2 && kFastAddr) {
-    if (live && shift == 0)
-      wg_dw_groups<T, kSplit, TT, D, K, true, true>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk,
-                                                    base0, base1, e1, e2, e3);
-    else if (live)
-      wg_dw_groups<T, kSplit, TT, D, K, true>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
-                                              base1, e1, e2, e3);
-    else
-      wg_dw_groups<T, kSplit, TT, D, K, false>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
-                                               base1, e1, e2, e3);
-  } else if constexpr (WG_DW_LEAN != 0) {
-    if (live)
-      wg_dw_groups<T, kSplit, TT, D, K, true>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
-                                              base1, e1, e2, e3);
-    else
-      wg_dw_groups<T, kSplit, TT, D, K, false>(sAct, small_off, xrow, wt, bias, j0, j1, shift, cbase, chunk, base0,
-                                               base1, e1, e2, e3);
-  } else {  // the loop whose SASS was timed
-    for (int j = j0; j < j1; ++j) {
-      float v[G];
+  // (wg_dw_group's lines inline: the form whose SASS was timed. Through the helper, ptxas scheduled every wgmma rung's
+  // kernels differently (scripts/sass_diff.py, 2026-12-06), a change not timed)
+  for (int j = j0; j < j1; ++j) {
+    float v[G];
 #pragma unroll
-      for (int i = 0; i < G; ++i) v[i] = 0.0f;
-      if (live) {
-        float win[G * NQ];
+    for (int i = 0; i < G; ++i) v[i] = 0.0f;
+    if (live) {
+      float win[G * NQ];
 #pragma unroll
-        for (int q = 0; q < NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
+      for (int q = 0; q < NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
 #pragma unroll
-        for (int i = 0; i < G; ++i) v[i] = bias;
+      for (int i = 0; i < G; ++i) v[i] = bias;
 #pragma unroll
-        for (int k = 0; k < K; ++k)
+      for (int k = 0; k < K; ++k)
 #pragma unroll
-          for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
+        for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[k * D + i], v[i]);
 #pragma unroll
-        for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
-        if constexpr (!kSplit) wg_act_rounded<T>(v);
-      }
-      const int tt0 = G * j - shift;
-      auto put = [&](int tt, float val) {
-        wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
-      };
-      if (kFastAddr && shift == 0) {  // tile-uniform; every group lies inside the tile
-        unsigned char* b = sAct + ((j & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(j);
-        wg_put_act<E, kSplit>(b, small_off, v[0]);
-        wg_put_act<E, kSplit>(b + e1, small_off, v[1]);
-        wg_put_act<E, kSplit>(b + e2, small_off, v[2 % G]);
-        wg_put_act<E, kSplit>(b + e3, small_off, v[3 % G]);
-      } else if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
+      for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
+      if constexpr (!kSplit) wg_act_rounded<T>(v);
+    }
+    const int tt0 = G * j - shift;
+    auto put = [&](int tt, float val) {
+      wg_put_act<E, kSplit>(sAct + cbase + tt * 128 + ((chunk ^ (tt & 7)) << 4), small_off, val);
+    };
+    if (kFastAddr && shift == 0) {  // tile-uniform; every group lies inside the tile
+      unsigned char* b = sAct + ((j & 1) ? base1 : base0) + 512u * static_cast<uint32_t>(j);
+      wg_put_act<E, kSplit>(b, small_off, v[0]);
+      wg_put_act<E, kSplit>(b + e1, small_off, v[1]);
+      wg_put_act<E, kSplit>(b + e2, small_off, v[2 % G]);
+      wg_put_act<E, kSplit>(b + e3, small_off, v[3 % G]);
+    } else if (tt0 >= 0 && tt0 + G <= TT) {  // warp-uniform (the lanes of a warp share j)
 #pragma unroll
-        for (int i = 0; i < G; ++i) put(tt0 + i, v[i]);
-      } else {
+      for (int i = 0; i < G; ++i) put(tt0 + i, v[i]);
+    } else {
 #pragma unroll
-        for (int i = 0; i < G; ++i)
-          if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
-      }
+      for (int i = 0; i < G; ++i)
+        if (tt0 + i >= 0 && tt0 + i < TT) put(tt0 + i, v[i]);
     }
   }
 }
@@ -871,11 +785,10 @@ __device__ __forceinline__ unsigned char* wg_smem_base(unsigned char* raw) {
 }
 
 // WG_Y_TMA's box width (elements of y per staged row: 128 bytes), 0 where it does not apply: wg_kernel with one
-// accumulator (not the split) and kNT * sizeof(T) == 128; wg_ws_kernel (WG_WS = 1) with TT * sizeof(T) == 128;
-// kGemmHalf: wg_kernel's two-warpgroup form (its N is TILE_T) under WG_Y_TMA_HALF.
-template <typename T, bool kSplit, bool kGemmHalf = false>
+// accumulator (not the split) and kNT * sizeof(T) == 128; wg_ws_kernel (WG_WS = 1) with TT * sizeof(T) == 128. (Not
+// wg_kernel's two-warpgroup form, whose y leaves from the accumulators.)
+template <typename T, bool kSplit>
 __host__ __device__ constexpr int wg_y_box() {
-  if (kGemmHalf) return WG_Y_TMA_HALF && WG_WS == 0 && !kSplit && TILE_T * sizeof(T) == 128 ? TILE_T : 0;
   if (WG_Y_TMA == 0) return 0;
   if (WG_WS == 0) return (!kSplit && kNT * sizeof(T) == 128) ? kNT : 0;
   if (WG_WS == 1) return TILE_T * sizeof(T) == 128 ? TILE_T : 0;
@@ -893,7 +806,7 @@ __device__ __forceinline__ void wg_setmaxnreg_dec() { asm volatile("setmaxnreg.d
 template <typename T, bool kGemmHalf, int D, int KC>
 __host__ __device__ constexpr int wg_dw_extra() {
   const bool where = WG_DW_EXTRA_WHERE == 1 ? D > 1 : D == 2 && (KC == 3 || KC == 5);
-  return kGemmHalf && where && (std::is_same_v<T, float> || WG_DW_EXTRA_16) ? WG_DW_EXTRA : 0;
+  return kGemmHalf && where && std::is_same_v<T, float> ? WG_DW_EXTRA : 0;
 }
 template <typename T, bool kGemmHalf, int D, int KC>
 __host__ __device__ constexpr int wg_block_threads() {
@@ -928,7 +841,7 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   using Tiles = WgTiles<T, kSplit, TT, D, KC>;
   constexpr int kKmax = Tiles::kKmax, S = Tiles::S;
   constexpr int kAcc = kSplit ? WG_CHAINS + 1 : 1;
-  constexpr int kYBox = wg_y_box<T, kSplit, kGemmHalf>();  // y's TMA box width (0: none)
+  constexpr int kYBox = kGemmHalf ? 0 : wg_y_box<T, kSplit>();  // y's TMA box width (0: none)
   constexpr bool kYTma = kYBox != 0;
   extern __shared__ unsigned char wg_smem_raw[];
   unsigned char* smem = wg_smem_base(wg_smem_raw);
@@ -1032,11 +945,10 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   // wgmma.wait (otherwise ptxas inserts one right after the issue and serializes MMA and depthwise).
   T* y = static_cast<T*>(p.y);
   const float2 bias_pw = wg_bias(p, wg_m * 64);
-  constexpr bool kYFirst = WG_Y_FIRST && kGemmHalf;  // y(i) before this warpgroup's share of depthwise(i + 1)
   for (int i = 0;; ++i) {
     const int64_t next = tile + stride;
     const bool has_next = next < p.n_tiles;  // block-uniform
-    if (!kYFirst && has_next) build_next(i, next);  // overlaps MMA(tile)
+    if (has_next) build_next(i, next);  // overlaps MMA(tile)
     wg_wait<0>();
     wg_fence_regs(d);
     if (tracer) wg_mark_tile(i, kTrMmaDone);
@@ -1060,7 +972,6 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
       store_regs();
     }
     if (tracer) wg_mark_tile(i, kTrStored);
-    if (kYFirst && has_next) build_next(i, next);
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);
     if (!has_next) break;
@@ -1398,14 +1309,7 @@ void wg_launch(const FusedArgs& a, void* stream) {
     }
   };
   if constexpr (wg_gemm_half_ok<T, kSplit>())
-    if (wg_gemm_half<T, kSplit>(a)) {
-      constexpr int kYBoxHalf = wg_y_box<T, kSplit, true>();
-      if constexpr (kYBoxHalf > 0) {  // WG_Y_TMA_HALF: the two-warpgroup form's own y boxes
-        p.y_tma = y_tma_ok ? 1 : 0;
-        if (p.y_tma) ymap = wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBoxHalf, 16, CU_TENSOR_MAP_SWIZZLE_128B);
-      }
-      return launch(std::true_type{});
-    }
+    if (wg_gemm_half<T, kSplit>(a)) return launch(std::true_type{});
   if constexpr (wg_ws_d1_ok<T, kSplit>())
     if (a.dilation == 1) return launch_d(WgWsD1{}, std::integral_constant<int, 1>{});
   return launch(std::false_type{});

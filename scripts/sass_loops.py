@@ -6,7 +6,7 @@ from. The walk is a heuristic (at each branch it takes the side whose next instr
 lines); --list prints the path, to read it.
 
 Usage: python scripts/sass_loops.py VARIANT[:NAME=VALUE,...] KERNEL_PATTERN [--list]
-  e.g. python scripts/sass_loops.py wgmma_tf32:WG_DW_LEAN=1 'Lb0ELi64ELi2ELb1ELi5E' (rung 09, dilation 2, K 5, the
+  e.g. python scripts/sass_loops.py wgmma_tf32:WG_ROW_GROUPS=0 'Lb0ELi64ELi2ELb1ELi5E' (rung 09, dilation 2, K 5, the
   two-warpgroup form: wg_kernel<float, false, 64, 2, true, 5>)
 Needs nvdisasm and cuobjdump: $CUDA_HOME/bin, else the copies triton bundles."""
 from __future__ import annotations

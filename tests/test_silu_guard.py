@@ -1,10 +1,11 @@
-"""The two forms of the guarded SiLU's test in kernels/common.cuh (silu_rounded) accept the same values f of the fast
-SiLU: the default's, on f's dropped bits ((f + half + guard) & mask > 2 guard), and FUSED_SILU_ANY's, on the distance
-to the rounded value (|f - r| <= half - guard - 1, as one unsigned compare). Both read only f's low bits (the dropped
-ones, and for TF32's ties-to-even the lowest kept bit), so every pattern of those bits, under a spread of high bits that
-includes the carry into the exponent and both signs, is every case. The integer roundings here are what the kernels
-compute: the TF32 rounding (cvt.rn.tf32.f32 on sm_90, whose bits scripts/silu_exhaustive.cu compares with the integer
-form at every input) and the bf16 path's ties-away add and mask."""
+"""The guarded SiLU's test in kernels/common.cuh (silu_guard_ok) is the rule it states: it reads f's dropped bits
+((f + half + guard) & mask > 2 guard), and accepts exactly the f of the fast SiLU that lie more than `guard` units of
+the last place from a rounding midpoint, that is, whose distance to the rounded value is at most half - guard - 1.
+Both read only f's low bits (the dropped ones, and for TF32's ties-to-even the lowest kept bit), so every pattern of
+those bits, under a spread of high bits that includes the carry into the exponent and both signs, is every case. The
+integer roundings here are what the kernels compute: the TF32 rounding (cvt.rn.tf32.f32 on sm_90, whose bits
+scripts/silu_exhaustive.cu compares with the integer form at every input) and the bf16 path's ties-away add and
+mask."""
 import numpy as np
 import pytest
 import torch
@@ -31,7 +32,7 @@ def accepted_by_distance(u: np.ndarray, dropped: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dropped", [13, 16], ids=["tf32", "bf16"])
-def test_guard_forms_accept_the_same_values(dropped):
+def test_guard_accepts_what_lies_off_the_midpoints(dropped):
     low = np.arange(1 << 17, dtype=np.uint32)  # every pattern of the low 17 bits (13 or 16 dropped, plus the kept lsb)
     highs = [0x00000000, 0x3F800000, 0x3FFE0000, 0x41700000, 0x7F000000, 0x7F7E0000, 0x80000000, 0xBF800000,
              0xC17E0000, 0xFF7E0000]  # zero, 1, just below 2, 15, a large and the largest binade's top, negatives
