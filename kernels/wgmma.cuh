@@ -49,6 +49,12 @@
                        // registers for the first tile only), so half the first depthwise runs while the second box
                        // lands. The other tiles are unchanged
 #endif
+#ifndef WG_DW_FIRST_SHARE
+#define WG_DW_FIRST_SHARE 0  // > 0 (a timing experiment: docs/ladder.md): in the six-warpgroup block (WG_DW_EXTRA), percent
+                             // of the first tile's depthwise groups each of warpgroups 0-3 builds; warpgroups 4 and 5,
+                             // which do not fill W_pw and so start on x(0) as it lands, build the rest (0: the tile
+                             // shares, WG_DW_EXTRA_SHARE, for the first tile too)
+#endif
 #ifndef WG_X_FIRST
 #define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
                       // (faster on rung 09 in a same-run sweep; docs/ladder.md)
@@ -943,8 +949,15 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
     tiles.wait_x(0);
     if (tracer) wg_mark_tile(0, kTrXLanded);
     if (tid == 0) tiles.after_first(tile);
-    // (the upper edge written at the call for the four-warpgroup form: its SASS then stays the one before WG_GEMM_WGS)
-    tiles.depthwise(0, tile, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
+    if constexpr (kExtra > 0 && WG_DW_FIRST_SHARE > 0) {  // shares of 200ths: warpgroups 0-3 s each, 4 and 5 the rest
+      constexpr int s = 2 * WG_DW_FIRST_SHARE, r = (200 - 4 * s) / 2;
+      static_assert(4 * s < 200, "WG_DW_FIRST_SHARE: under 25 percent");
+      const int f_lo = h < 4 ? h * s : 4 * s + (h - 4) * r, f_hi = h < 4 ? (h + 1) * s : h == 4 ? 4 * s + r : 200;
+      tiles.depthwise(0, tile, wt, bias, c, live, f_lo, f_hi, kDen);
+    } else {
+      // (the upper edge written at the call for the four-warpgroup form: its SASS then stays the one before WG_GEMM_WGS)
+      tiles.depthwise(0, tile, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
+    }
   }
   if (tracer) wg_mark_tile(0, kTrDwDone);
   fence_proxy_async();
