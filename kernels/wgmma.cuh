@@ -40,21 +40,6 @@
                           // load into smem, so the load finds them there: it paid on rung 10 (one x slot),
                           // not on rungs 09 and 11 (two slots; docs/ladder.md)
 #endif
-#ifndef WG_X_HALVES
-#define WG_X_HALVES 0  // 1 (a timing experiment: docs/ladder.md): wg_kernel's first x tile as two TMA boxes of 64 channels,
-                       // each on an mbarrier of its own (the second: FULL[0]'s, unused outside WG_WS), where C_in = 128
-                       // and y has no TMA map (its parameter then carries the half box's map). Each thread builds two
-                       // halves of its share of the first tile's groups: channels 0-63 once the first box has landed,
-                       // then channels 64-127 (a warp's channels are c & 63 and c | 64, the weights of both in
-                       // registers for the first tile only), so half the first depthwise runs while the second box
-                       // lands. The other tiles are unchanged
-#endif
-#ifndef WG_DW_FIRST_SHARE
-#define WG_DW_FIRST_SHARE 0  // > 0 (a timing experiment: docs/ladder.md): in the six-warpgroup block (WG_DW_EXTRA), percent
-                             // of the first tile's depthwise groups each of warpgroups 0-3 builds; warpgroups 4 and 5,
-                             // which do not fill W_pw and so start on x(0) as it lands, build the rest (0: the tile
-                             // shares, WG_DW_EXTRA_SHARE, for the first tile too)
-#endif
 #ifndef WG_X_FIRST
 #define WG_X_FIRST 1  // 1: the first x tile's load goes out alone, the other slots' loads once it has landed
                       // (faster on rung 09 in a same-run sweep; docs/ladder.md)
@@ -78,6 +63,9 @@
 // (fewer instructions a depthwise group: 0.987-1.000), WG_DW_EXTRA_16 and WG_Y_TMA_HALF (rung 11's six-warpgroup block
 // and two-warpgroup y by TMA at TILE_T 64: 0.887-0.982 of its tree then; all four timed at 069c5c4,
 // logs/2026-12-05_069c5c4_knobs_tf32_gpu_tests.log and _knobs_strict_bf16_gpu_tests.log; the code: 7cb870a),
+// WG_X_HALVES (the first x tile as two boxes of 64 channels, its depthwise in two halves: 0.959-0.971 at three lines)
+// and WG_DW_FIRST_SHARE (the first tile's depthwise shared toward the two warpgroups that do not fill W_pw: 0.987-1.000),
+// logs/2026-12-06_dbf0c39_first_tile_knobs_fill_traces_h100.log; the code: dbf0c39),
 // WG_MMA_SPREAD (a tile's GEMM in 4 parts between the next tile's depthwise groups: 25.50 against 23.70 us,
 // logs/2026-12-03_8b237e6_mma_spread_ab.log; the code: commit 8b237e6), WG_DW_PAIR (two depthwise groups a step, act stores at precomputed offsets:
 // 23.97 against 23.86 us) and WG_WS=2 (three producer warpgroups, one consumer: 24.45 against 23.78;
@@ -604,20 +592,6 @@ struct WgTiles {
       if (WG_L2_PREFETCH > 0 && n >= S) prefetch(t + static_cast<int64_t>(WG_L2_PREFETCH) * gridDim.x);
     }
   }
-  // WG_X_HALVES: the block's first tile t into slot 0 as two boxes of 64 channels (hmap's boxes), the first on xbar[0]
-  // (with the SiLU table where there is one), the second on bar_b (channel rows 64-127 of the slot: XW * 64 elements on,
-  // a multiple of 128 bytes)
-  __device__ __forceinline__ void issue_x_halves(int64_t t, const CUtensorMap* hmap, uint64_t* bar_b) const {
-    const uint32_t half = static_cast<uint32_t>(p.XW) * 64u * sizeof(T);
-    const int row = FUSED_ABLATE & 128 ? 0 : row_of(t);
-    mbar_expect_tx(&xbar[0], half + (wg_lut<T>() ? kSiluLutBytes : 0u));
-#if WG_SILU_LUT
-    if (wg_lut<T>()) bulk_load(smem + kSiluLutOff, kSiluBf16Table, kSiluLutBytes, &xbar[0]);
-#endif
-    mbar_expect_tx(bar_b, half);
-    tma_load_3d(smem + L::off_x, hmap, &xbar[0], x_col(t), 0, row);
-    tma_load_3d(smem + L::off_x + half, hmap, bar_b, x_col(t), 64, row);
-  }
   // Once the first tile has landed (so that the loads at the start do not delay it): WG_X_FIRST's other
   // slot loads, then the L2 prefetches of tiles S .. S + PF - 1.
   __device__ __forceinline__ void after_first(int64_t first_tile) const {
@@ -824,10 +798,6 @@ __host__ __device__ constexpr int wg_y_box() {
   return 0;
 }
 
-// WG_X_HALVES applies to this build's wg_kernel (and y's map parameter is free to carry the half box's map)
-template <typename T, bool kSplit>
-__host__ __device__ constexpr bool wg_x_halves_ok() { return WG_X_HALVES && WG_WS == 0 && wg_y_box<T, kSplit>() == 0; }
-
 // setmaxnreg: this warpgroup's registers per thread (all its warps execute it)
 template <int N>
 __device__ __forceinline__ void wg_setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
@@ -904,10 +874,8 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
   if (live && p.b_dw) bias = __ldg(p.b_dw + c);
 
-  // WG_X_HALVES (block-uniform): the first tile as two boxes of 64 channels, the second on xbar[S]
-  const bool halves = wg_x_halves_ok<T, kSplit>() && p.C_in == 128 && !(FUSED_ABLATE & 8);
   if (tid == 0) {
-    for (int s = 0; s < S + (halves ? 1 : 0); ++s) mbar_init(&xbar[s], 1);
+    for (int s = 0; s < S; ++s) mbar_init(&xbar[s], 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
   __syncthreads();
@@ -916,49 +884,17 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   const bool tracer = FUSED_TRACE && tid == 0;
   if (tracer) wg_mark_ends(true);
   auto first_x = [&] {
-    if (tid == 0) {
-      if (wg_x_halves_ok<T, kSplit>() && halves) tiles.issue_x_halves(tile, &ymap, &xbar[S]);
-      for (int n = halves ? 1 : 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, tile + n * stride);
-    }
+    if (tid == 0)
+      for (int n = 0; n < (WG_X_FIRST ? 1 : S); ++n) tiles.issue_x(n, tile + n * stride);
   };
   first_x();
   if (!(FUSED_ABLATE & 16) && (kExtra == 0 || tid < kThreads)) wg_fill_w<E, kSplit, kThreads>(smem, p, tid);
   if (tracer) wg_mark(kTrWFill);
-  if (wg_x_halves_ok<T, kSplit>() && halves) {
-    // this thread's groups of the first tile in two halves [a0, a1) of its share: warps 0, 1 of a warpgroup (c < 64)
-    // the share's first half, warps 2, 3 its second, each for channel c & 63 (the first box), then c | 64
-    const bool low = c < 64;
-    const int co = c ^ 64;  // the other channel this thread builds (C_in = 128: live)
-    float w1[kKmax], w2[kKmax];
-#pragma unroll
-    for (int k = 0; k < kKmax; ++k) {
-      const float wo = k < p.K ? __ldg(p.w_dw + co * p.K + k) : 0.0f;
-      w1[k] = low ? wt[k] : wo;
-      w2[k] = low ? wo : wt[k];
-    }
-    const float bo = p.b_dw ? __ldg(p.b_dw + co) : 0.0f;
-    const int lo2 = kGemmHalf ? dw_lo : 2 * dw_lo, hi2 = kGemmHalf ? dw_hi : 2 * dw_lo + 2, den2 = kGemmHalf ? kDen : 2 * kDen;
-    const int mid = (lo2 + hi2) / 2, a0 = low ? lo2 : mid, a1 = low ? mid : hi2;
-    tiles.wait_x(0);  // channels 0-63
-    if (tracer) wg_mark_tile(0, kTrXLanded);
-    tiles.depthwise(0, tile, w1, low ? bias : bo, c & 63, true, a0, a1, den2);
-    mbar_wait(&xbar[S], 0);  // channels 64-127
-    if (tid == 0) tiles.after_first(tile);
-    tiles.depthwise(0, tile, w2, low ? bo : bias, c | 64, true, a0, a1, den2);
-  } else {
-    tiles.wait_x(0);
-    if (tracer) wg_mark_tile(0, kTrXLanded);
-    if (tid == 0) tiles.after_first(tile);
-    if constexpr (kExtra > 0 && WG_DW_FIRST_SHARE > 0) {  // shares of 200ths: warpgroups 0-3 s each, 4 and 5 the rest
-      constexpr int s = 2 * WG_DW_FIRST_SHARE, r = (200 - 4 * s) / 2;
-      static_assert(4 * s < 200, "WG_DW_FIRST_SHARE: under 25 percent");
-      const int f_lo = h < 4 ? h * s : 4 * s + (h - 4) * r, f_hi = h < 4 ? (h + 1) * s : h == 4 ? 4 * s + r : 200;
-      tiles.depthwise(0, tile, wt, bias, c, live, f_lo, f_hi, kDen);
-    } else {
-      // (the upper edge written at the call for the four-warpgroup form: its SASS then stays the one before WG_GEMM_WGS)
-      tiles.depthwise(0, tile, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
-    }
-  }
+  tiles.wait_x(0);
+  if (tracer) wg_mark_tile(0, kTrXLanded);
+  if (tid == 0) tiles.after_first(tile);
+  // (the upper edge written at the call for the four-warpgroup form: its SASS then stays the one before WG_GEMM_WGS)
+  tiles.depthwise(0, tile, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
   if (tracer) wg_mark_tile(0, kTrDwDone);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
@@ -1344,8 +1280,6 @@ void wg_launch(const FusedArgs& a, void* stream) {
       (a.T_out * static_cast<int64_t>(sizeof(T))) % 16 == 0 && reinterpret_cast<uintptr_t>(a.y) % 16 == 0;
   p.y_tma = (kYBox > 0 && y_tma_ok) ? 1 : 0;
   CUtensorMap ymap = p.y_tma ? wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox, 16, CU_TENSOR_MAP_SWIZZLE_128B) : xmap;
-  // WG_X_HALVES: y's parameter carries x's map in boxes of 64 channels (wg_kernel's first tile, where C_in = 128)
-  if (wg_x_halves_ok<T, kSplit>() && a.C_in == 128) ymap = wg_x_map<T>(a.x, a.B, a.C_in, a.T, p.XW, 64);
   // The kernel for dilation D (compile-time) and the K of `a`: WG_CT_K's own where it lists K, else the run-time-K one.
   auto launch_d = [&](auto half, auto dil) {  // half: WG_GEMM_WGS = 2's form (or WgWsD1); both compile-time constants
     constexpr int D = decltype(dil)::value;

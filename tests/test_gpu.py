@@ -79,27 +79,6 @@ def test_six_warpgroup_block_equals_the_four_warpgroup_block(variant):
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
-                    reason="rungs 09-13 are sm_90a code")
-@pytest.mark.parametrize("variant", ["wgmma_tf32", "wgmma_wide"])
-@pytest.mark.parametrize("knobs", [{"WG_X_HALVES": "1"}, {"WG_DW_FIRST_SHARE": "10"}], ids=["halves", "first_share"])
-def test_first_tile_work_split_equals_the_tree(variant, knobs):
-    """wgmma.cuh's WG_X_HALVES and WG_DW_FIRST_SHARE (timing experiments, off by default): the block's first x tile as
-    two boxes of 64 channels, each thread building its share of the first tile in two halves, channels c & 63 then
-    c | 64; the first tile's depthwise shared unevenly (warpgroups 0-3, which fill W_pw, 10% each; 4 and 5 the rest).
-    Each build passes the variant's battery, and y is bit for bit the tree's (the same activations, each computed once
-    by some thread): both GEMM forms (the six-warpgroup block at K 3 and 5, d 2; the four-warpgroup form at C_out 64),
-    the run-time-K kernel, blocks of one tile (B 3) and of eight (B 33), rows past C_out, bias off, and where the knobs
-    do not apply (C_in 100 for the halves, dilation 1 at K 5: the warp-specialized route)."""
-    table, ok = fj.check(variant, defines=fj.defines_over_tuned(variant, knobs))
-    assert ok, table[table.status != "pass"].to_string()
-    assert_tree_equals_build(variant, knobs, [
-        dict(K=5, dilation=2), dict(K=3, dilation=2), dict(B=3, K=5, dilation=2), dict(B=33, K=5, dilation=2),
-        dict(B=2, C_in=128, C_out=96, T=4504, K=7, dilation=2, bias=False), dict(B=2, C_out=64, T=704, K=5, dilation=2),
-        dict(B=2, T=1008, K=4, dilation=3), dict(B=2, T=1000, K=9, dilation=1),
-        dict(B=3, C_in=100, C_out=72, T=1000, K=5, dilation=2), dict(B=2, T=704, K=5, dilation=1)], seed=160)
-
-
-@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rungs 09-11 are sm_90a code")
 @pytest.mark.parametrize("variant,dtype,knobs", [
     ("wgmma_tf32", torch.float32, dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="0")),
