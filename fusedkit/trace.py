@@ -118,10 +118,12 @@ def traced_build(variant: str, defines: dict | None = None):
 
 
 def traced_launch(variant: str = "wgmma_rs_tf32", shape: dict | None = None, dtype: str = "float32",
-                  defines: dict | None = None):
+                  defines: dict | None = None, flush: str = "write"):
     """One launch of the variant's FUSED_TRACE=1 build (its tuned parameters, `defines` over them) at `shape`,
     after 5 untimed calls and with the L2 flushed as bench times it: (events per block, from
     fusedkit.trace.decode_trace; G, the warpgroups of a rung-12 build (0: one record per block); the defines).
+    flush="read": the L2 flushed by a read instead (Timer's diagnostic: clean lines, so the traced launch pays no
+    write-backs), to see what the write flush's dirty lines cost the first x tile's landing.
     Needs a GPU; the records cost a few global stores per tile, so it is a timing experiment, not a benchmark."""
     from .check import make_case
     from .config import DTYPES, HEADLINE
@@ -133,6 +135,6 @@ def traced_launch(variant: str = "wgmma_rs_tf32", shape: dict | None = None, dty
     for _ in range(5):
         ext.forward(x, *args)
     ext.trace()  # clear
-    Timer("cuda").time(lambda: ext.forward(x, *args), reps=1, warmup=0)
+    Timer("cuda", flush=flush).time(lambda: ext.forward(x, *args), reps=1, warmup=0)
     events = decode_trace(ext.trace(), ext.trace_layout())
     return events, int(defs.get("RS_WARPGROUPS", 0)), defs

@@ -192,13 +192,14 @@ for stage in $stages; do
     for r in "${sk_runs[@]}"; do timeout 240 python3 scripts/ablate.py $r --baseline clone 2>&1 | grep -v -i warn; done ;;
   traces)
     # where a block's time goes, tile by tile (scripts/trace_case.py at the headline): one line of TRACE_PLAN (env; ';'
-    # between lines) a trace, "VARIANT [NAME=VALUE ...] [--dtype DTYPE]"; every FUSED_TRACE=1 build made first, in
-    # parallel; each trace's csv and png into $OUT/traces.tgz (the device tool brings back at most 8 files). The default:
-    # rung 11 at its default, with 3 slots, with 4 slots issued at the start, and its x-reads skeleton (docs/ladder.md,
-    # the runs of 2229254)
+    # between lines) a trace, "VARIANT [NAME=VALUE ...] [--dtype DTYPE] [--flush read]"; every FUSED_TRACE=1 build made
+    # first, in parallel; each trace's csv and png into $OUT/traces.tgz (the device tool brings back at most 8 files). The
+    # default: where the first x tile's 3.9 us go (docs/ladder.md, the runs of dbf0c39): rung 09 (rung 13's kernel at
+    # the headline) after bench's write flush and after a read flush (clean lines: no write-backs), without W_pw's fill
+    # after a read flush, and rung 11 after a read flush
     log "traces"
-    trplan=${TRACE_PLAN:-"wgmma_bf16 --dtype bfloat16; wgmma_bf16 WG_X_SLOTS=3 --dtype bfloat16;
-      wgmma_bf16 WG_X_SLOTS=4 WG_X_FIRST=0 --dtype bfloat16; wgmma_bf16 FUSED_ABLATE=7 --dtype bfloat16"}
+    trplan=${TRACE_PLAN:-"wgmma_tf32; wgmma_tf32 --flush read; wgmma_tf32 FUSED_ABLATE=16 --flush read;
+      wgmma_bf16 --dtype bfloat16 --flush read"}
     # (the builds' `wait` inside the pipeline's subshell, whose children they are)
     echo "$trplan" | tr ';' '\n' | { while read -r v rest; do
       [ -n "$v" ] && { timeout 300 python3 scripts/trace_case.py $v $rest --build-only < /dev/null 2>&1 | grep -v -i warn & }
@@ -206,7 +207,7 @@ for stage in $stages; do
     mkdir -p "$OUT/traces"
     echo "$trplan" | tr ';' '\n' | while read -r v rest; do
       [ -z "$v" ] && continue
-      n=$(echo "$v $rest" | sed 's/--dtype //' | tr -d '=' | xargs | tr ' ' '_')
+      n=$(echo "$v $rest" | sed 's/--dtype //; s/--flush /flush_/' | tr -d '=' | xargs | tr ' ' '_')
       log "trace $v $rest"
       timeout 90 python3 scripts/trace_case.py $v $rest --csv "$OUT/traces/$n.csv" --plot "$OUT/traces/$n.png" < /dev/null 2>&1 | grep -v -i warn
     done

@@ -2,6 +2,7 @@
 the phase boundaries of each block's first tiles; this runs it once at the headline shape (L2 flushed, as in
 bench) and prints, per tile, the median over blocks of each event's time since the block started (us).
 Usage: python scripts/trace_case.py VARIANT [NAME=VALUE ...] [--dtype bfloat16] [--csv PATH] [--plot PNG] [--build-only]
+                                   [--flush read]   (the L2 flushed by a read: clean lines, no write-backs)
        python scripts/trace_case.py --from-csv PATH --plot PNG [--warpgroups G]   (a recorded trace; no GPU)
 Rung 12 (wgmma_rs_tf32) records per warpgroup: its trace "tile" g + G n is warpgroup g's n-th tile (G =
 RS_WARPGROUPS), and the plot draws one bar per warpgroup; its "mma issued" ends the depthwise + MMA issue.
@@ -39,6 +40,8 @@ def main() -> int:
     ap.add_argument("--from-csv", default=None, help="no run: draw --plot from a CSV that --csv wrote")
     ap.add_argument("--warpgroups", type=int, default=0, help="with --from-csv: rung 12's RS_WARPGROUPS of the trace")
     ap.add_argument("--build-only", action="store_true", help="make the FUSED_TRACE build, trace nothing (no GPU needed)")
+    ap.add_argument("--flush", default="write", choices=["write", "read"],
+                    help="how the L2 is flushed before the traced launch: bench's write, or a read (clean lines)")
     a = ap.parse_args()
     if a.from_csv:
         if not a.plot:
@@ -52,8 +55,8 @@ def main() -> int:
         print(f"built {a.variant} {fj.defines_str(defines)}")
         return 0
     events, warpgroups, defines = fj.traced_launch(a.variant, fj.HEADLINE, a.dtype,
-                                                   fj.defines_over_tuned(a.variant, a.defines))
-    title = f"{a.variant} {fj.defines_str(defines)} {a.dtype}"
+                                                   fj.defines_over_tuned(a.variant, a.defines), flush=a.flush)
+    title = f"{a.variant} {fj.defines_str(defines)} {a.dtype}" + (" (read flush)" if a.flush == "read" else "")
     print(f"{title}  headline {fj.HEADLINE}")
     print(fj.trace_summary(events))
     print("median over blocks, us since the block started:")

@@ -374,8 +374,9 @@ def test_h200_targets_plan_times_each_class_against_the_clone():
 
 
 def test_h200_trace_plan_names_variants_and_knobs_they_read():
-    """scripts/h200.sh's `traces` stage: every line of its default plan is "VARIANT [NAME=VALUE ...] [--dtype DTYPE]",
-    a variant with a FUSED_TRACE build (rungs 09-12), knobs its sources read and a dtype it takes."""
+    """scripts/h200.sh's `traces` stage: every line of its default plan is "VARIANT [NAME=VALUE ...] [--dtype DTYPE]
+    [--flush read]", a variant with a FUSED_TRACE build (rungs 09-12), knobs its sources read, a dtype it takes and a
+    flush scripts/trace_case.py knows."""
     sources = "".join(p.read_text() for p in fj.KERNELS_DIR.iterdir() if p.suffix in (".cu", ".cuh"))
     lines = _h200_plan("trplan", "TRACE_PLAN")
     assert lines
@@ -383,6 +384,7 @@ def test_h200_trace_plan_names_variants_and_knobs_they_read():
         assert variant in fj.variants() and fj.variant_info(variant).rung in (9, 10, 11, 12), variant
         dtype = rest[rest.index("--dtype") + 1] if "--dtype" in rest else "float32"
         assert dtype in fj.variant_info(variant).dtypes, (variant, dtype)
+        assert "--flush" not in rest or rest[rest.index("--flush") + 1] in ("write", "read"), (variant, rest)
         for knob in (w for w in rest if "=" in w):
             name = knob.partition("=")[0]
             assert re.search(rf"#if(?:ndef)? {name}\b|defined\({name}\)", sources), f"{variant}: no kernel source reads {name}"
