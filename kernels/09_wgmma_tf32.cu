@@ -76,8 +76,8 @@
 //   the run-time-K kernels (WG_DW_EXTRA_WHERE=1: ptxas spills 8-28 bytes there), and the GEMM warpgroups' chain
 //   (MMA issue, y stores, barrier), which the 25% share showed the tile then waits for. Timed on an H100 2026-12-05
 //   and not kept (docs/ladder.md, the runs of 069c5c4): FUSED_SILU_ANY and WG_DW_LEAN, a group of K 5 d 2 in 82-91
-//   instructions instead of 100-108 (logs/2026-12-04_0dc7b01_lean_dw_sass.txt), 0.987-1.000 of the tree (the code:
-//   git history before their removal on 2026-12-06), and WG_WS_EXTRA with WG_WS=1 (0.964-0.988).
+//   instructions instead of 100-108 (logs/2026-12-04_0dc7b01_lean_dw_sass.txt), 0.987-1.000 of the tree (removed
+//   2026-12-06; the code: 7cb870a), and WG_WS_EXTRA with WG_WS=1 (0.964-0.988).
 // Shape limits (fused_unsupported): an sm_90 GPU (wgmma is sm_90a-only); fp32 x with T % 4 == 0 and
 //   16-byte alignment, dilation <= 4 and (K-1)*dilation <= 16 (the windowed depthwise); C_in <= 128,
 //   C_out <= 128. ModelNew routes every other shape to the next rung of its accuracy class (rung 8, then 5).

@@ -35,9 +35,10 @@
 // Since 2026-12-04 evening wgmma.cuh divides tile indices by a multiply-high, builds the k-steps' descriptors by
 //   adds, and has kernels of their own for K = 3, 5, 7: ab at the headline 19.01 -> 17.76 us (1.070;
 //   logs/2026-12-04_3267093_ct_k_tests_ab.log), bench 17.31 us (logs/2026-12-04_2695b41_tests_bench_shapes_kernelbench.log).
-// Timed on an H100 2026-12-05 and not kept (docs/ladder.md; the knobs removed 2026-12-06, their code in git):
-//   WG_DW_EXTRA_16=1 at TILE_T=64 (the six-warpgroup block for 16-bit I/O), WG_Y_TMA_HALF=1 (with and without it). WG_WS_EXTRA=2 with WG_WS=1 at TILE_T=64 measured 1.011 alone and 1.108-1.113 with wgmma.cuh's row groups:
-//   the default since 2026-12-05 night (below).
+// Timed on an H100 2026-12-05 and not kept (docs/ladder.md; the knobs removed 2026-12-06, their code: 7cb870a):
+//   WG_DW_EXTRA_16=1 at TILE_T=64 (the six-warpgroup block for 16-bit I/O), WG_Y_TMA_HALF=1 (with and without it).
+//   WG_WS_EXTRA=2 with WG_WS=1 at TILE_T=64 measured 1.011 alone and 1.108-1.113 with wgmma.cuh's row groups: the
+//   default since 2026-12-05 night (below).
 // Shape limits (fused_unsupported): an sm_90 GPU, bfloat16 or float16 x with T % 8 == 0 and 16-byte
 //   alignment, dilation <= 4, (K-1)*dilation <= 16, C_in <= 128, C_out <= 128. ModelNew routes every other
 //   shape (and float32 input) to the next rung that serves it (rung 07 for 16-bit input).

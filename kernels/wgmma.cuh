@@ -1279,7 +1279,7 @@ void wg_launch(const FusedArgs& a, void* stream) {
   const bool y_tma_ok =
       (a.T_out * static_cast<int64_t>(sizeof(T))) % 16 == 0 && reinterpret_cast<uintptr_t>(a.y) % 16 == 0;
   p.y_tma = (kYBox > 0 && y_tma_ok) ? 1 : 0;
-  CUtensorMap ymap = p.y_tma ? wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox, 16, CU_TENSOR_MAP_SWIZZLE_128B) : xmap;
+  const CUtensorMap ymap = p.y_tma ? wg_x_map<T>(a.y, a.B, a.C_out, a.T_out, kYBox, 16, CU_TENSOR_MAP_SWIZZLE_128B) : xmap;
   // The kernel for dilation D (compile-time) and the K of `a`: WG_CT_K's own where it lists K, else the run-time-K one.
   auto launch_d = [&](auto half, auto dil) {  // half: WG_GEMM_WGS = 2's form (or WgWsD1); both compile-time constants
     constexpr int D = decltype(dil)::value;

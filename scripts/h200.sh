@@ -160,10 +160,11 @@ for stage in $stages; do
     # timing experiments against their variant's tree: one line of KNOB_PLAN (env; ';' between lines) a knob build
     # and the shape arguments of its A/B, "SPEC [ab args]"; each A/B (`ab`: y against float64, then bit for bit
     # against the tree, then 200 interleaved pairs) by ab_plan. The default plan is the next one to time; those
-    # already timed are in git's history and docs/ladder.md (069c5c4's, 6162464's, 5100a4e's, ab64fd8's, 45c73fb's, da5f1e8's and 43db5f8's ran on an H100 on 2026-12-05;
-    # e8074e6's (rung 11's x slots issued at once) on an H100 on 2026-12-06). The plans before it, WG_TAIL_HALVES (e805dea),
-    # WG_X_BOXES / WG_X_PROMO (2229254), WG_L2_HINT (26ec94f), WG_GRID_TILES (aec361f), WG_Y_ROWS (4fea1f2) and WG_Y_FIRST
-    # (7cb870a), WG_X_HALVES and WG_DW_FIRST_SHARE (dbf0c39), were slower and are gone. No knob is prepared now, so the default is the tool's floor: each class's
+    # already timed are in git's history and docs/ladder.md (069c5c4's, 6162464's, 5100a4e's, ab64fd8's, 45c73fb's,
+    # da5f1e8's and 43db5f8's ran on an H100 on 2026-12-05; e8074e6's (rung 11's x slots issued at once) on an H100 on
+    # 2026-12-06). The plans before it, WG_TAIL_HALVES (e805dea), WG_X_BOXES / WG_X_PROMO (2229254), WG_L2_HINT
+    # (26ec94f), WG_GRID_TILES (aec361f), WG_Y_ROWS (4fea1f2), WG_Y_FIRST (7cb870a), WG_X_HALVES and WG_DW_FIRST_SHARE
+    # (dbf0c39), were slower and are gone. No knob is prepared now, so the default is the tool's floor: each class's
     # kernel against a build of itself with one knob set to the value it already has (the same SASS: scripts/sass_diff.py
     # --define), at the shapes the plans time. Each line's ratio and interval are what no change reads as there
     plan=${KNOB_PLAN:-"wgmma_wide:WG_DW_EXTRA_SHARE=15; wgmma_wide:WG_DW_EXTRA_SHARE=15 --B 33;
