@@ -62,6 +62,36 @@ def trace_summary(events: pd.DataFrame) -> str:
             f"{events['w_fill'].median():.2f} us; SM clock {events['ghz'].median():.2f} GHz")
 
 
+def trace_walk(events: pd.DataFrame, slots: int = 2, bytes_per_tile: float | None = None) -> pd.DataFrame:
+    """The x stream of a wg_kernel trace (rungs 09 and 13; `slots`: its WG_X_SLOTS), tile by tile, medians over
+    blocks of per-block figures, us:
+    - landed: x(n) landed, since the block started; gap: since x(n - 1) landed (a tile's period);
+    - latency: from x(n)'s request (tile n - slots's "x requested" mark: the request after that tile's barrier)
+      to its landing; tiles n < slots are requested at the block's start, so theirs is `landed`;
+    - tail (last row, tile "exit"): from the block's last landing to its exit, the part of the block no x read
+      overlaps.
+    With bytes_per_tile (x's box + y's tile, bytes), rate_tbs: every traced block moving a tile's bytes in one gap, a
+    chip-wide DRAM rate in TB/s (a rough figure: blocks are not in step). Needs no GPU."""
+    tiles = sorted({int(c[1:].split("_", 1)[0]) for c in events.columns if c[:1] == "t" and c.endswith("_x_landed")})
+    landed = pd.DataFrame({n: events[f"t{n}_x_landed"] for n in tiles})
+    rows = []
+    for n in tiles:
+        if landed[n].notna().sum() == 0:
+            break
+        req_col = f"t{n - slots}_x_requested"  # (traces before the mark existed: no latency past the first slots)
+        req = 0.0 if n < slots else events[req_col] if req_col in events else np.nan
+        gap = (landed[n] - landed[n - 1]).median() if n else np.nan
+        rows.append({"tile": str(n), "blocks": int(landed[n].notna().sum()), "landed": landed[n].median(),
+                     "gap": gap, "latency": (landed[n] - req).median()})
+    last = landed.ffill(axis=1).iloc[:, -1]  # each block's last landing
+    rows.append({"tile": "exit", "blocks": len(events), "landed": events["exit"].median(), "gap": np.nan,
+                 "latency": np.nan, "tail": (events["exit"] - last).median()})
+    out = pd.DataFrame(rows).set_index("tile")
+    if bytes_per_tile:
+        out["rate_tbs"] = len(events) * bytes_per_tile / (out["gap"] * 1e-6) / 1e12
+    return out
+
+
 def plot_trace(events: pd.DataFrame, warpgroups: int = 0, blocks: int = 12, title: str = ""):
     """The timeline of `blocks` blocks spread over the grid: one bar per recording thread (warp-specialized: the
     producers and the consumers; rung 12, warpgroups = G > 0: one bar per warpgroup g, from its tiles g, g + G, ..),

@@ -30,6 +30,19 @@ def save_plot(events: pd.DataFrame, png: str, title: str, warpgroups: int) -> No
     plt.close(fig)
 
 
+def print_walk(events: pd.DataFrame, defines: dict, dtype: str) -> None:
+    """wg_kernel's x stream (fusedkit's trace_walk): gaps, request-to-landing latency, the tail, the chip-wide rate
+    at the headline's bytes per tile. Not for the warp-specialized (its x marks differ) or rung 12 traces."""
+    if "t0_act_free" in events and events["t0_act_free"].notna().any():
+        return
+    h, tile_t = fj.HEADLINE, int(defines.get("TILE_T", 64))
+    esize = fj.DTYPES[dtype].itemsize
+    per_tile = ((tile_t + (h["K"] - 1) * h["dilation"]) * h["C_in"] + tile_t * h["C_out"]) * esize
+    print(f"x stream (x box + y tile = {per_tile / 1e3:.1f} KB a tile; rate: every block one tile a gap):")
+    with pd.option_context("display.width", 200, "display.float_format", "{:.2f}".format):
+        print(fj.trace_walk(events, int(defines.get("WG_X_SLOTS", 2)), per_tile).to_string())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("variant", nargs="?")
@@ -62,6 +75,8 @@ def main() -> int:
     print("median over blocks, us since the block started:")
     with pd.option_context("display.width", 200, "display.float_format", "{:.2f}".format):
         print(fj.trace_table(events, warpgroups).to_string())
+    if not warpgroups:
+        print_walk(events, defines, a.dtype)
     if a.csv or a.plot:
         a.csv = a.csv or str(Path(a.plot).with_suffix(".csv"))
         events.to_csv(a.csv, index=False)

@@ -100,6 +100,23 @@ def test_decode_trace_converts_clocks_to_us_since_the_block_started():
         fj.decode_trace(_raw_trace(), (72, 8, 8, 7))
 
 
+def test_trace_walk_gives_each_tiles_gap_latency_and_the_tail():
+    nan = float("nan")
+    ev = pd.DataFrame({"exit": [13.0, 14.0],
+                       "t0_x_landed": [4.0, 4.2], "t0_x_requested": [6.0, 6.4],
+                       "t1_x_landed": [7.0, 7.4], "t1_x_requested": [9.0, 9.4],
+                       "t2_x_landed": [10.0, 11.4], "t2_x_requested": [nan, nan],
+                       "t3_x_landed": [nan, nan]})
+    w = fj.trace_walk(ev, slots=2, bytes_per_tile=3e6)
+    assert list(w.index) == ["0", "1", "2", "exit"]  # tile 3 landed in no block: no row
+    assert w.loc["1", "gap"] == pytest.approx(3.1) and w.loc["2", "gap"] == pytest.approx(3.5)
+    assert w.loc["0", "latency"] == pytest.approx(4.1)  # requested at the start
+    assert w.loc["2", "latency"] == pytest.approx(4.5)  # from tile 0's request: 4.0 and 5.0
+    assert w.loc["exit", "tail"] == pytest.approx(2.8)  # 3.0 and 2.6
+    assert w.loc["2", "rate_tbs"] == pytest.approx(2 * 3e6 / 3.5e-6 / 1e12)
+    assert "rate_tbs" not in fj.trace_walk(ev)
+
+
 def test_plot_trace_draws_one_bar_per_warpgroup_and_block():
     ev = fj.decode_trace(_raw_trace(blocks=4), (72, 8, 8, 8))
     fig = fj.plot_trace(ev, warpgroups=2, blocks=4)
