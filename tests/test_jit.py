@@ -362,15 +362,19 @@ def test_h200_knob_plan_names_knobs_the_kernels_define():
 def test_h200_targets_plan_times_each_class_against_the_clone():
     """scripts/h200.sh's `targets` stage (issue 17's ratios, a kernel against x.clone() in one run): every line of its
     default plan parses as `ab SPEC clone [args]`, names a variant, a knob build or ModelNew, and the three classes of
-    the issue are there (TF32, strict, bf16 with bf16 I/O)."""
+    the issue are there (TF32, strict, bf16 with bf16 I/O), each of TF32 and bf16 beside its skeleton (FUSED_ABLATE=3:
+    the ratio no faster compute can go under)."""
     from fusedkit.cli import parser
-    names = set()
+    names, skeletons = set(), set()
     for spec, *args in _h200_plan("tplan", "TARGET_PLAN"):
-        variant, _ = fj.variant_spec(spec)
+        variant, defines = fj.variant_spec(spec)
         assert variant == "modelnew" or variant in fj.variants(), spec
         a = parser().parse_args(["ab", spec, "clone", *args])
         names.add((variant, a.dtype))
+        if defines and str(defines.get("FUSED_ABLATE")) == "3":
+            skeletons.add(a.dtype)
     assert {("wgmma_tf32", "float32"), ("wgmma_3xtf32", "float32"), ("wgmma_bf16", "bfloat16")} <= names
+    assert skeletons == {"float32", "bfloat16"}
 
 
 def test_h200_trace_plan_names_variants_and_knobs_they_read():
