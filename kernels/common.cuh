@@ -198,27 +198,27 @@ __device__ __forceinline__ float4 tc_round_tf32(float4 v) {
 #ifndef FUSED_SILU_GUARD
 #define FUSED_SILU_GUARD 16
 #endif
-template <int kDropped>  // 13: tf32, 16: bf16
-__device__ __forceinline__ bool silu_guard_ok(float v, float f) {
-  constexpr uint32_t kHalf = 1u << (kDropped - 1), kMask = (1u << kDropped) - 1u;
-  constexpr uint32_t kGuard = FUSED_SILU_GUARD < 0 ? 0u : FUSED_SILU_GUARD;
-  return fabsf(v) < 16.0f && ((__float_as_uint(f) + kHalf + kGuard) & kMask) > 2u * kGuard;
-}
-// FUSED_SILU_GUARD_FORM (a knob, not yet timed): 0 (default) the guard as above, one refusal bit per value; 1 the same
-// test in fewer instructions: the dropped bits' test as one shifted add and one compare ((f << (32 - kDropped)) + the
-// constant shifted alike, modulo 2^32, is (f + kHalf + kGuard) & kMask shifted: the same order, so the same answer), and
-// one flag per batch of values instead of a bit each, the refused values found again behind the rare branch. sass_loops.py
-// counts 25 instructions of guard per 4 outputs in rung 13's K 5 loop with form 0 (docs/ladder.md, 2026-12-07).
+// FUSED_SILU_GUARD_FORM (a knob, not yet timed): 0 (default) the test as written first below, one refusal bit per value
+// in silu_rounded; 1 the same test in fewer instructions: the dropped bits' test as one shifted add and one compare
+// ((f << (32 - kDropped)) + the constant shifted alike, modulo 2^32, is (f + kHalf + kGuard) & kMask shifted: the same
+// order, so the same answer), and one flag per batch of values instead of a bit each, the refused values found again
+// behind the rare branch. sass_loops.py counts 25 instructions of guard per 4 outputs in rung 13's K 5 loop with form 0
+// (docs/ladder.md, 2026-12-07).
 #ifndef FUSED_SILU_GUARD_FORM
 #define FUSED_SILU_GUARD_FORM 0
 #endif
 static_assert(FUSED_SILU_GUARD_FORM == 0 || FUSED_SILU_GUARD_FORM == 1, "FUSED_SILU_GUARD_FORM: 0 or 1");
-template <int kDropped>  // silu_guard_ok's answer (FUSED_SILU_GUARD_FORM=1's form)
-__device__ __forceinline__ bool silu_guard_ok_shifted(float v, float f) {
-  constexpr int kShift = 32 - kDropped;
-  constexpr uint32_t kGuard = FUSED_SILU_GUARD < 0 ? 0u : FUSED_SILU_GUARD;
-  constexpr uint32_t kAdd = ((1u << (kDropped - 1)) + kGuard) << kShift, kLimit = (2u * kGuard) << kShift;
-  return fabsf(v) < 16.0f && __float_as_uint(f) * (1u << kShift) + kAdd > kLimit;
+template <int kDropped>  // 13: tf32, 16: bf16
+__device__ __forceinline__ bool silu_guard_ok(float v, float f) {
+  constexpr uint32_t kHalf = 1u << (kDropped - 1), kGuard = FUSED_SILU_GUARD < 0 ? 0u : FUSED_SILU_GUARD;
+  if constexpr (FUSED_SILU_GUARD_FORM == 1) {
+    constexpr int kShift = 32 - kDropped;
+    constexpr uint32_t kAdd = (kHalf + kGuard) << kShift, kLimit = (2u * kGuard) << kShift;
+    return fabsf(v) < 16.0f && __float_as_uint(f) * (1u << kShift) + kAdd > kLimit;
+  } else {
+    constexpr uint32_t kMask = (1u << kDropped) - 1u;
+    return fabsf(v) < 16.0f && ((__float_as_uint(f) + kHalf + kGuard) & kMask) > 2u * kGuard;
+  }
 }
 // v[i] <- silu_act(v[i]) rounded (RNE) to tf32 (kDropped = 13: tc_round_tf32's value) or to bf16 (16: the value
 // of __float2bfloat16_rn, kept as a float), bit for bit, N values at a time: the fast form and the guard for
@@ -233,24 +233,6 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
   if constexpr (FUSED_SILU != 0 || FUSED_SILU_GUARD < 0) {
 #pragma unroll
     for (int i = 0; i < N; ++i) v[i] = exact(v[i]);
-  } else if constexpr (FUSED_SILU_GUARD_FORM == 1) {
-    constexpr uint32_t kHalf = 1u << (kDropped - 1), kKeep = ~((1u << kDropped) - 1u);
-    float r[N];
-    bool refused = false;
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const float f = silu_fast(v[i]);
-      refused |= !silu_guard_ok_shifted<kDropped>(v[i], f);
-      if constexpr (kDropped == 13 && TC_TF32_ONE_INSTRUCTION) r[i] = __uint_as_float(tc_tf32(f));
-      else r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
-    }
-    if (__builtin_expect(refused, 0)) {
-#pragma unroll
-      for (int i = 0; i < N; ++i)
-        if (!silu_guard_ok_shifted<kDropped>(v[i], silu_fast(v[i]))) r[i] = exact(v[i]);
-    }
-#pragma unroll
-    for (int i = 0; i < N; ++i) v[i] = r[i];
   } else {
     static_assert(N <= 32, "one refusal bit per value");
     constexpr uint32_t kHalf = 1u << (kDropped - 1), kKeep = ~((1u << kDropped) - 1u);
@@ -259,7 +241,9 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const float f = silu_fast(v[i]);
-      refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
+      // (FUSED_SILU_GUARD_FORM 1: one flag for the batch; the rare branch below tests each value again)
+      if constexpr (FUSED_SILU_GUARD_FORM == 1) refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f));
+      else refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
       // tf32 on sm_90: tc_tf32's one instruction for the ties-away form's two (ba760c1's knob)
       if constexpr (kDropped == 13 && TC_TF32_ONE_INSTRUCTION) r[i] = __uint_as_float(tc_tf32(f));
       else r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
@@ -267,7 +251,8 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
     if (__builtin_expect(refused != 0, 0)) {
 #pragma unroll
       for (int i = 0; i < N; ++i)
-        if ((refused >> i) & 1u) r[i] = exact(v[i]);
+        if (FUSED_SILU_GUARD_FORM == 1 ? !silu_guard_ok<kDropped>(v[i], silu_fast(v[i])) : (refused >> i) & 1u)
+          r[i] = exact(v[i]);
     }
 #pragma unroll
     for (int i = 0; i < N; ++i) v[i] = r[i];
