@@ -195,30 +195,18 @@ __device__ __forceinline__ float4 tc_round_tf32(float4 v) {
 // evaluates eager's formula. Proved by exhaustion, not by the bound: scripts/silu_exhaustive.cu runs all 2^32
 // inputs against tc_tf32(silu(v)) and the bf16 rounding of silu(v) (a GPU test, which also shows that a guard of
 // 0 ulp fails). FUSED_SILU_GUARD=-1: eager's formula at every element (the form measured before the guard).
+// Removed: FUSED_SILU_GUARD_FORM=1 (the dropped bits' test as one shifted add and one compare, one refusal flag a
+// batch: 8-10 fewer instructions per 4 outputs on rung 13's K 5 loop's common path, but a longer loop body) ran slower on an
+// H100: 0.990 of the tree at the headline, 0.987 at B 33, 0.948-0.995 elsewhere, 0.942 at K 9 d 1, same bits
+// (logs/2026-12-07_e24f214_targets_guard_form_h100.log; the code: e24f214).
 #ifndef FUSED_SILU_GUARD
 #define FUSED_SILU_GUARD 16
 #endif
-// FUSED_SILU_GUARD_FORM (a knob, not yet timed): 0 (default) the test as written first below, one refusal bit per value
-// in silu_rounded; 1 the same test in fewer instructions: the dropped bits' test as one shifted add and one compare
-// ((f << (32 - kDropped)) + the constant shifted alike, modulo 2^32, is (f + kHalf + kGuard) & kMask shifted: the same
-// order, so the same answer), and one flag per batch of values instead of a bit each, the refused values found again
-// behind the rare branch. sass_loops.py counts 25 instructions of guard per 4 outputs in rung 13's K 5 loop with form 0
-// (docs/ladder.md, 2026-12-07).
-#ifndef FUSED_SILU_GUARD_FORM
-#define FUSED_SILU_GUARD_FORM 0
-#endif
-static_assert(FUSED_SILU_GUARD_FORM == 0 || FUSED_SILU_GUARD_FORM == 1, "FUSED_SILU_GUARD_FORM: 0 or 1");
 template <int kDropped>  // 13: tf32, 16: bf16
 __device__ __forceinline__ bool silu_guard_ok(float v, float f) {
-  constexpr uint32_t kHalf = 1u << (kDropped - 1), kGuard = FUSED_SILU_GUARD < 0 ? 0u : FUSED_SILU_GUARD;
-  if constexpr (FUSED_SILU_GUARD_FORM == 1) {
-    constexpr int kShift = 32 - kDropped;
-    constexpr uint32_t kAdd = (kHalf + kGuard) << kShift, kLimit = (2u * kGuard) << kShift;
-    return fabsf(v) < 16.0f && __float_as_uint(f) * (1u << kShift) + kAdd > kLimit;
-  } else {
-    constexpr uint32_t kMask = (1u << kDropped) - 1u;
-    return fabsf(v) < 16.0f && ((__float_as_uint(f) + kHalf + kGuard) & kMask) > 2u * kGuard;
-  }
+  constexpr uint32_t kHalf = 1u << (kDropped - 1), kMask = (1u << kDropped) - 1u;
+  constexpr uint32_t kGuard = FUSED_SILU_GUARD < 0 ? 0u : FUSED_SILU_GUARD;
+  return fabsf(v) < 16.0f && ((__float_as_uint(f) + kHalf + kGuard) & kMask) > 2u * kGuard;
 }
 // v[i] <- silu_act(v[i]) rounded (RNE) to tf32 (kDropped = 13: tc_round_tf32's value) or to bf16 (16: the value
 // of __float2bfloat16_rn, kept as a float), bit for bit, N values at a time: the fast form and the guard for
@@ -241,9 +229,7 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const float f = silu_fast(v[i]);
-      // (FUSED_SILU_GUARD_FORM 1: one flag for the batch; the rare branch below tests each value again)
-      if constexpr (FUSED_SILU_GUARD_FORM == 1) refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f));
-      else refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
+      refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
       // tf32 on sm_90: tc_tf32's one instruction for the ties-away form's two (ba760c1's knob)
       if constexpr (kDropped == 13 && TC_TF32_ONE_INSTRUCTION) r[i] = __uint_as_float(tc_tf32(f));
       else r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
@@ -251,8 +237,7 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
     if (__builtin_expect(refused != 0, 0)) {
 #pragma unroll
       for (int i = 0; i < N; ++i)
-        if (FUSED_SILU_GUARD_FORM == 1 ? !silu_guard_ok<kDropped>(v[i], silu_fast(v[i])) : (refused >> i) & 1u)
-          r[i] = exact(v[i]);
+        if ((refused >> i) & 1u) r[i] = exact(v[i]);
     }
 #pragma unroll
     for (int i = 0; i < N; ++i) v[i] = r[i];

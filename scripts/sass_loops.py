@@ -30,7 +30,7 @@ from fusedkit.timing import variant_spec  # noqa: E402
 # a padded channel's zeros
 COLD = ["expf(-v)", "exact(v[i])", "put(tt0", "sAct + cbase + tt * 128", "v[i] = 0.0f"]
 # what an instruction's source line is, by its text (first match)
-KINDS = [("guard", ("kGuard", "kLimit", "refused", "any |=", "__builtin_expect")), ("fma", ("fmaf(wt",)),
+KINDS = [("guard", ("kGuard", "refused", "any |=", "__builtin_expect")), ("fma", ("fmaf(wt",)),
          ("silu", ("ex2.approx", "rcp.approx", "return v * r")), ("round", ("cvt.rn.tf32",)),
          ("lds", ("float4 w =",)), ("sts", ("reinterpret_cast<float*>(p) = v",))]
 

@@ -201,7 +201,6 @@ def test_builds_in_threads_keep_their_own_compiler_environment(monkeypatch, tmp_
 def test_silu_exhaustive_checker_compiles():
     """The exhaustive check of common.cuh's guarded SiLU builds here too (it runs on the GPU: test_gpu.py)."""
     assert fj.silu_exhaustive(run=False) == ""
-    assert fj.silu_exhaustive(run=False, form=1) == ""  # common.cuh's FUSED_SILU_GUARD_FORM=1
 
 
 def test_backward_build_spec_takes_a_kernels_copy_or_knobs_and_names_both_forms_otherwise():
