@@ -199,11 +199,12 @@ for stage in $stages; do
     # where a block's time goes, tile by tile (scripts/trace_case.py at the headline): one line of TRACE_PLAN (env; ';'
     # between lines) a trace, "VARIANT [NAME=VALUE ...] [--dtype DTYPE] [--flush read]"; every FUSED_TRACE=1 build made
     # first, in parallel; each trace's csv and png into $OUT/traces.tgz (the device tool brings back at most 8 files). The
-    # default asks what docs/ladder.md's reading of 2026-12-07 leaves open: rung 09 (rung 13's kernel at the headline) as
-    # it is; with the GEMM warpgroups' depthwise share at 5% (what binds when their chain is shorter); x's reads alone
-    # (FUSED_ABLATE=7: thread 0 waits at once, so its marks are x's landings, never traced on an H200); after a read flush
+    # default: rung 09 (rung 13's kernel at the headline) as it is; its skeleton (FUSED_ABLATE=3: the bytes' walk
+    # alone); with the GEMM warpgroups' depthwise share at 5%; x's reads alone (FUSED_ABLATE=7: thread 0 waits at once, so
+    # its marks are x's landings); after a read flush. The same plan ran on an H100 at e9c42f0 (docs/ladder.md, runs of
+    # 2026-12-07); on an H200 it tells whether the walk or the chain sets the period there
     log "traces"
-    trplan=${TRACE_PLAN:-"wgmma_tf32; wgmma_tf32 WG_DW_EXTRA_SHARE=5; wgmma_tf32 FUSED_ABLATE=7;
+    trplan=${TRACE_PLAN:-"wgmma_tf32; wgmma_tf32 FUSED_ABLATE=3; wgmma_tf32 WG_DW_EXTRA_SHARE=5; wgmma_tf32 FUSED_ABLATE=7;
       wgmma_tf32 --flush read"}
     # (the builds' `wait` inside the pipeline's subshell, whose children they are)
     echo "$trplan" | tr ';' '\n' | { while read -r v rest; do
