@@ -38,6 +38,6 @@ from .results import environment, git_commit, shape_cols, result_row, append_res
 from .sweeps import SWEEP_CHECK_SHAPES, build_quietly, sweep, shape_grid, shape_sweep
 from .report import (ladder_table, plot_ladder, plot_shape_sweep, report, roofline_table, plot_roofline,
                      plot_rung_times, PEAK_FLOPS)
-from .trace import decode_trace, trace_table, trace_summary, trace_walk, plot_trace, traced_build, traced_launch
+from .trace import decode_trace, trace_table, trace_summary, trace_walk, trace_walks, plot_trace, traced_build, traced_launch
 from .export import export_modelnew
 from .cli import main

@@ -92,6 +92,25 @@ def trace_walk(events: pd.DataFrame, slots: int = 2, bytes_per_tile: float | Non
     return out
 
 
+
+def trace_walks(traces: dict[str, pd.DataFrame], slots: int = 2, bytes_per_tile: float | None = None) -> pd.DataFrame:
+    """Several wg_kernel traces side by side (e.g. a build and its skeleton, recorded CSVs), one row each, from
+    trace_walk: the block's median duration, x(0)'s landing, the gaps between the tiles after it (the period), the
+    chip-wide rate over those gaps (with bytes_per_tile) and the tail after the last landing, us. Needs no GPU."""
+    rows = {}
+    for name, events in traces.items():
+        w = trace_walk(events, slots, bytes_per_tile)
+        tiles = w.drop(index="exit")
+        gaps = tiles["gap"].dropna()
+        row = {"block_us": w.loc["exit", "landed"], "x0_landed": tiles["landed"].iloc[0],
+               "gaps": ", ".join(f"{g:.2f}" for g in gaps), "gap_min": gaps.min(), "gap_max": gaps.max(),
+               "tail": w.loc["exit", "tail"]}
+        if bytes_per_tile:
+            rate = tiles["rate_tbs"].dropna()
+            row |= {"rate_min_tbs": rate.min(), "rate_max_tbs": rate.max()}
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
 def plot_trace(events: pd.DataFrame, warpgroups: int = 0, blocks: int = 12, title: str = ""):
     """The timeline of `blocks` blocks spread over the grid: one bar per recording thread (warp-specialized: the
     producers and the consumers; rung 12, warpgroups = G > 0: one bar per warpgroup g, from its tiles g, g + G, ..),

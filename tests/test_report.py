@@ -2,6 +2,10 @@
 the rows the notebooks draw from (fusedkit/report.py, fusedkit/trace.py, fusedkit/notebook.py)."""
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -11,6 +15,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import fused_jit as fj  # noqa: E402
+
+ROOT = Path(fj.__file__).parent
 
 GPU = "Test GPU"  # not in results/tuned.json, so every row counts as built with its defaults
 
@@ -116,6 +122,32 @@ def test_trace_walk_gives_each_tiles_gap_latency_and_the_tail():
     assert w.loc["2", "rate_tbs"] == pytest.approx(2 * 3e6 / 3.5e-6 / 1e12)
     assert "rate_tbs" not in fj.trace_walk(ev)
 
+
+
+def test_trace_walks_puts_traces_side_by_side():
+    nan = float("nan")
+    fast = pd.DataFrame({"exit": [10.0, 10.0], "t0_x_landed": [2.0, 2.0], "t0_x_requested": [3.0, 3.0],
+                         "t1_x_landed": [4.0, 4.0], "t1_x_requested": [nan, nan], "t2_x_landed": [6.5, 6.5]})
+    slow = fast.assign(exit=[12.0, 12.0], t2_x_landed=[7.0, 7.0])
+    w = fj.trace_walks({"fast": fast, "slow": slow}, slots=2, bytes_per_tile=1e6)
+    assert list(w.index) == ["fast", "slow"]
+    assert w.loc["fast", "gaps"] == "2.00, 2.50" and w.loc["slow", "gaps"] == "2.00, 3.00"
+    assert w.loc["slow", "gap_max"] == pytest.approx(3.0) and w.loc["fast", "x0_landed"] == pytest.approx(2.0)
+    assert w.loc["fast", "tail"] == pytest.approx(3.5) and w.loc["slow", "block_us"] == pytest.approx(12.0)
+    assert w.loc["fast", "rate_min_tbs"] == pytest.approx(2 * 1e6 / 2.5e-6 / 1e12)
+
+
+def test_trace_case_walks_reads_recorded_traces_without_a_gpu():
+    """scripts/trace_case.py --walks on two committed traces of an H100 (e9c42f0): the kernel and its skeleton, the
+    figures docs/ladder.md quotes (runs of 2026-12-07)."""
+    d = ROOT / "results" / "traces"
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "trace_case.py"), "--walks",
+                        str(d / "trace_wgmma_tf32_h100_e9c42f0.csv"), str(d / "trace_wgmma_tf32_FUSED_ABLATE3_h100_e9c42f0.csv")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rows = {ln.split()[0]: ln for ln in r.stdout.splitlines()[1:]}
+    assert "3.22, 3.36, 3.40" in rows["trace_wgmma_tf32_h100_e9c42f0"]
+    assert "2.88, 2.64, 3.07" in rows["trace_wgmma_tf32_FUSED_ABLATE3_h100_e9c42f0"]
 
 def test_plot_trace_draws_one_bar_per_warpgroup_and_block():
     ev = fj.decode_trace(_raw_trace(blocks=4), (72, 8, 8, 8))
