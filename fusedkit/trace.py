@@ -92,7 +92,6 @@ def trace_walk(events: pd.DataFrame, slots: int = 2, bytes_per_tile: float | Non
     return out
 
 
-
 def trace_walks(traces: dict[str, pd.DataFrame], slots: int = 2, bytes_per_tile: float | None = None) -> pd.DataFrame:
     """Several wg_kernel traces side by side (e.g. a build and its skeleton, recorded CSVs), one row each, from
     trace_walk: the block's median duration, x(0)'s landing, the gaps between the tiles after it (the period), the
@@ -110,6 +109,7 @@ def trace_walks(traces: dict[str, pd.DataFrame], slots: int = 2, bytes_per_tile:
             row |= {"rate_min_tbs": rate.min(), "rate_max_tbs": rate.max()}
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
 
 def plot_trace(events: pd.DataFrame, warpgroups: int = 0, blocks: int = 12, title: str = ""):
     """The timeline of `blocks` blocks spread over the grid: one bar per recording thread (warp-specialized: the

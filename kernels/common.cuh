@@ -197,7 +197,8 @@ __device__ __forceinline__ float4 tc_round_tf32(float4 v) {
 // 0 ulp fails). FUSED_SILU_GUARD=-1: eager's formula at every element (the form measured before the guard).
 // Removed: FUSED_SILU_GUARD_FORM=1 (the dropped bits' test as one shifted add and one compare, one refusal flag a
 // batch: 8-10 fewer instructions per 4 outputs on rung 13's K 5 loop's common path, but a longer loop body) ran slower on an
-// H100: 0.990 of the tree at the headline, 0.987 at B 33, 0.948-0.995 elsewhere, 0.942 at K 9 d 1, same bits
+// H100: tree time over the knob's 0.990 at the headline, 0.987 at B 33, 0.992 at K 3, 0.995 at B 64 T 4096, 0.942 at
+// K 9 d 1, same bits
 // (logs/2026-12-07_e24f214_targets_guard_form_h100.log; the code: e24f214).
 #ifndef FUSED_SILU_GUARD
 #define FUSED_SILU_GUARD 16

@@ -44,6 +44,7 @@ def print_walks(csvs: list[str], tile_t: int, dtype: str, slots: int) -> None:
     with pd.option_context("display.width", 250, "display.max_colwidth", 60, "display.float_format", "{:.2f}".format):
         print(walks.to_string())
 
+
 def print_walk(events: pd.DataFrame, defines: dict, dtype: str) -> None:
     """wg_kernel's x stream (fusedkit's trace_walk): gaps, request-to-landing latency, the tail, the chip-wide rate
     at the headline's bytes per tile. Not for the warp-specialized (its x marks differ) or rung 12 traces."""

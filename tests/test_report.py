@@ -123,7 +123,6 @@ def test_trace_walk_gives_each_tiles_gap_latency_and_the_tail():
     assert "rate_tbs" not in fj.trace_walk(ev)
 
 
-
 def test_trace_walks_puts_traces_side_by_side():
     nan = float("nan")
     fast = pd.DataFrame({"exit": [10.0, 10.0], "t0_x_landed": [2.0, 2.0], "t0_x_requested": [3.0, 3.0],
@@ -148,6 +147,7 @@ def test_trace_case_walks_reads_recorded_traces_without_a_gpu():
     rows = {ln.split()[0]: ln for ln in r.stdout.splitlines()[1:]}
     assert "3.22, 3.36, 3.40" in rows["trace_wgmma_tf32_h100_e9c42f0"]
     assert "2.88, 2.64, 3.07" in rows["trace_wgmma_tf32_FUSED_ABLATE3_h100_e9c42f0"]
+
 
 def test_plot_trace_draws_one_bar_per_warpgroup_and_block():
     ev = fj.decode_trace(_raw_trace(blocks=4), (72, 8, 8, 8))
