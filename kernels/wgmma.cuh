@@ -78,6 +78,10 @@
 // logs/2026-12-04_d48e6c1_x_early_ab_trace_sanitize.log; the code: d48e6c1). WG_DW_UNROLL=2 (two depthwise groups a
 // step from one window of NQ + 1 x chunks, one SiLU guard branch for both: rung 09 0.968 and 0.972 at the headline,
 // 0.79-0.98 at four other shapes, rung 11 0.943; logs/2026-12-04_0098ec2_dw_unroll_ws_d1_ab.log; the code: 0098ec2).
+// WG_DW_STEAL=1 (the two-warpgroup form's depthwise groups claimed at run time, one atomic add a group from a counter per
+// channel quarter, so that a free warp builds what is left: y bit for bit the tree's, sanitizer-clean; tree time over the
+// knob's on an H100, rung 13: headline 0.991, K 3 0.988, B 33 0.987, B 64 T 4096 0.992; rung 09 K 7 0.983;
+// logs/2026-12-07_1cc62a4_dw_steal_ab_tests_sanitize_h100.log; the code: 1cc62a4).
 #ifndef WG_WS
 #define WG_WS 0  // 1: warp-specialized (wg_ws_kernel below)
 #endif
@@ -128,14 +132,6 @@
 #endif
 #ifndef WG_DW_EXTRA_SHARE
 #define WG_DW_EXTRA_SHARE 15  // WG_DW_SHARE of the WG_DW_EXTRA block
-#endif
-#ifndef WG_DW_STEAL
-#define WG_DW_STEAL 0  // 1 (a timing experiment): wg_kernel's two-warpgroup form at the compile-time K hands out each tile's
-                       // depthwise groups at run time instead of in fixed shares: the warps of one channel quarter (one in
-                       // each warpgroup, the GEMM warpgroups' included) take the next group from a counter in shared
-                       // memory (one atomic add a group, issued a group ahead), so a warp that is free builds whatever is
-                       // left. ncu of the six-warpgroup block (H100, 62c2963): its depthwise-only warps spent ~40% of their
-                       // samples at the block barrier, waiting for the GEMM warpgroups' chain (MMA issue, their share, y)
 #endif
 #ifndef WG_DW_REGS
 #define WG_DW_REGS 64  // WG_DW_EXTRA's block: registers per thread of the depthwise-only warpgroups (setmaxnreg.dec);
@@ -224,7 +220,6 @@ static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_DW_EXTRA >= 0 && WG_DW_EXTRA <= 4, "WG_DW_EXTRA: 0 .. 4 (a block of at most 1024 threads)");
 static_assert(WG_DW_EXTRA_SHARE >= 0 && WG_DW_EXTRA_SHARE <= 50, "WG_DW_EXTRA_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
-static_assert(WG_DW_STEAL == 0 || WG_DW_STEAL == 1, "WG_DW_STEAL: 0 or 1");
 static_assert(WG_DW_REGS % 8 == 0 && WG_DW_REGS >= 24, "WG_DW_REGS: a multiple of 8, >= 24");
 static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_WS_D1_SHARE >= 0 && WG_WS_D1_SHARE <= 50, "WG_WS_D1_SHARE: 0 .. 50 (percent per consumer warpgroup)");
@@ -367,26 +362,6 @@ __device__ __forceinline__ void wg_act_rounded(float (&v)[N]) {
 }
 
 // ---- depthwise ----
-// WG_DW_STEAL's groups: lane 0 claims the next group of the counter at shared address `ctr` (atom.shared.add), the warp
-// takes it from lane 0 (the claim of the next step is issued at the top of a step and read at its end, so the add's
-// latency runs under the step). Without kSteal the loop is the fixed range [j0, j1), as before.
-__device__ __forceinline__ int wg_claim_issue(uint32_t ctr) {
-  int v;
-  asm volatile("{\n.reg .pred p;\nsetp.eq.u32 p, %1, 0;\n@p atom.shared.add.u32 %0, [%2], 1;\n}\n"
-               : "=r"(v) : "r"(threadIdx.x & 31u), "r"(ctr) : "memory");
-  return v;
-}
-__device__ __forceinline__ int wg_claim_get(int v) { return __shfl_sync(0xffffffffu, v, 0); }
-template <bool kSteal>
-__device__ __forceinline__ int wg_first_group(int j0, uint32_t ctr) {
-  if constexpr (kSteal) return wg_claim_get(wg_claim_issue(ctr));
-  else return j0;
-}
-template <bool kSteal>
-__device__ __forceinline__ int wg_next_group(int j, int claim) {
-  if constexpr (kSteal) return wg_claim_get(claim);
-  else return j + 1;
-}
 // 16 bytes of x from smem -> G floats.
 __device__ __forceinline__ void wg_load16(const float* p, float (&v)[4]) {
   const float4 w = *reinterpret_cast<const float4*>(p);
@@ -459,11 +434,10 @@ __device__ __forceinline__ void wg_dw_group(const T* xp, const float (&wt)[16 / 
 __host__ __device__ constexpr int wg_row_shift(int K, int D, int G) { return (G - (K - 1) * D / 2 % G) % G; }
 // rows (WG_ROW_GROUPS; the caller's groups are then TT / G a channel): group j is act rows G j .. G j + G - 1, its window
 // wg_row_shift(K, D, G) elements into x chunk j.
-// kSteal (WG_DW_STEAL): the groups are claimed from the counter at shared address `steal` until j1 (j0 unused).
-template <typename T, bool kSplit, int TT, int D, int K, bool kSteal = false>
+template <typename T, bool kSplit, int TT, int D, int K>
 __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small_off, const T* xrow,
                                              const float (&wt)[16 / D + 1], float bias, int c, bool live, int j0,
-                                             int j1, int shift, bool rows = false, uint32_t steal = 0) {
+                                             int j1, int shift, bool rows = false) {
   using E = WgElem<T>;
   constexpr int G = 16 / static_cast<int>(sizeof(T));
   constexpr int ES = static_cast<int>(sizeof(E));
@@ -489,9 +463,7 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
       uint32_t o8[kO8];
 #pragma unroll
       for (int i = 0; i < kO8; ++i) o8[i] = cbase + 128u * i + 16u * (chunk ^ static_cast<uint32_t>(i));
-      int claim = 0;
-      for (int j = wg_first_group<kSteal>(j0, steal); j < j1; j = wg_next_group<kSteal>(j, claim)) {
-        if constexpr (kSteal) claim = wg_claim_issue(steal);
+      for (int j = j0; j < j1; ++j) {
         float v[G];
 #pragma unroll
         for (int i = 0; i < G; ++i) v[i] = 0.0f;
@@ -513,9 +485,7 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   }
   // (wg_dw_group's lines inline: the form whose SASS was timed. Through the helper, ptxas scheduled every wgmma rung's
   // kernels differently (scripts/sass_diff.py, 2026-12-06), a change not timed)
-  int claim = 0;
-  for (int j = wg_first_group<kSteal>(j0, steal); j < j1; j = wg_next_group<kSteal>(j, claim)) {
-    if constexpr (kSteal) claim = wg_claim_issue(steal);
+  for (int j = j0; j < j1; ++j) {
     float v[G];
 #pragma unroll
     for (int i = 0; i < G; ++i) v[i] = 0.0f;
@@ -652,11 +622,9 @@ struct WgTiles {
   __device__ __forceinline__ void wait_x(int n) const {
     if (!(FUSED_ABLATE & 8)) mbar_wait(&xbar[n % S], (n / S) & 1);
   }
-  // x slot n % S -> act buffer n % 2 for tile t: channel c, groups [groups lo / den, groups hi / den) of the tile's
-  // (kSteal, WG_DW_STEAL: every group the counter at shared address `steal` hands this warp; lo, hi, den unused).
-  template <bool kSteal = false>
+  // x slot n % S -> act buffer n % 2 for tile t: channel c, groups [groups lo / den, groups hi / den) of the tile's.
   __device__ __forceinline__ void depthwise(int n, int64_t t, const float (&wt)[kKmax], float bias, int c, bool live,
-                                            int lo, int hi, int den, uint32_t steal = 0) const {
+                                            int lo, int hi, int den) const {
     const int64_t xs = static_cast<int64_t>(col_of(t)) * TT - p.padding;
     const int shift = static_cast<int>(xs - tc_x_start(xs, G));
     // WG_ROW_GROUPS (the per-K kernels, 'same' padding): groups of act rows, windows `shift` into the chunks
@@ -667,10 +635,7 @@ struct WgTiles {
     unsigned char* act = smem + L::off_act + (n & 1) * L::act_stage;
     const T* xrow = reinterpret_cast<const T*>(smem + L::off_x + (n % S) * p.x_stage) + c * p.XW;
     if (FUSED_ABLATE & 1) return;
-    static_assert(!kSteal || KC > 0, "WG_DW_STEAL: the compile-time-K kernels only");
-    if constexpr (KC > 0 && kSteal)
-      wg_dw_silu_k<T, kSplit, TT, D, KC, true>(act, L::act_part, xrow, wt, bias, c, live, 0, groups, shift, rows, steal);
-    else if constexpr (KC > 0)
+    if constexpr (KC > 0)
       wg_dw_silu_k<T, kSplit, TT, D, KC>(act, L::act_part, xrow, wt, bias, c, live, groups * lo / den,
                                          groups * hi / den, shift, rows);
     else
@@ -912,23 +877,11 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
 #pragma unroll
   for (int k = 0; k < kKmax; ++k) wt[k] = (live && k < p.K) ? __ldg(p.w_dw + c * p.K + k) : 0.0f;
   if (live && p.b_dw) bias = __ldg(p.b_dw + c);
-  // WG_DW_STEAL: one group counter per act buffer and channel quarter (c / 32: this warp's), 8 ints in the mbarrier area's
-  // FULL / EMPTY slots (wg_ws_kernel's; this kernel does not use them); depthwise(n) claims from buffer n % 2's, which
-  // thread 0 zeroes after the barrier that ends depthwise(n), before depthwise(n + 2) begins (after the next barrier)
-  constexpr bool kSteal = WG_DW_STEAL && kGemmHalf && KC > 0;
-  int* const steal_ints = reinterpret_cast<int*>(xbar + S);
-  const uint32_t steal_ctr = kSteal ? smem_u32(steal_ints) + 4u * static_cast<uint32_t>(c / 32) : 0u;
-  auto steal_reset = [&](int buf) {
-    if (kSteal && tid == 0)
-      for (int q = 0; q < 4; ++q) steal_ints[4 * buf + q] = 0;
-  };
 
   if (tid == 0) {
     for (int s = 0; s < S; ++s) mbar_init(&xbar[s], 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the TMA unit
   }
-  steal_reset(0);
-  steal_reset(1);
   __syncthreads();
 
   int64_t tile = blockIdx.x;  // grid <= n_tiles: every block has a first tile
@@ -945,12 +898,11 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   if (tracer) wg_mark_tile(0, kTrXLanded);
   if (tid == 0) tiles.after_first(tile);
   // (the upper edge written at the call for the four-warpgroup form: its SASS then stays the one before WG_GEMM_WGS)
-  tiles.template depthwise<kSteal>(0, tile, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen, steal_ctr);
+  tiles.depthwise(0, tile, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
   if (tracer) wg_mark_tile(0, kTrDwDone);
   fence_proxy_async();
   __syncthreads();  // act[0] and W_pw complete and visible to wgmma; x slot 0 free
   if (tracer) wg_mark_tile(0, kTrBarrier);
-  steal_reset(0);
   if (tid == 0) tiles.issue_x(S, tile + S * stride);
   if (tracer) wg_mark_tile(0, kTrXIssued);
 
@@ -958,8 +910,7 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
   auto build_next = [&](int i, int64_t next) {
     tiles.wait_x(i + 1);  // x(next) landed
     if (tracer) wg_mark_tile(i + 1, kTrXLanded);
-    tiles.template depthwise<kSteal>(i + 1, next, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen,
-                                     steal_ctr + 16u * static_cast<uint32_t>((i + 1) & 1));
+    tiles.depthwise(i + 1, next, wt, bias, c, live, dw_lo, kGemmHalf ? dw_hi : dw_lo + 1, kDen);
     if (tracer) wg_mark_tile(i + 1, kTrDwDone);
     fence_proxy_async();  // act[(i + 1) % 2] -> visible to MMA(next)
     if constexpr (S == 1) {  // the only x slot is free: refill it now, so the load overlaps the y stores
@@ -1030,7 +981,6 @@ __global__ void __launch_bounds__(wg_block_threads<T, kGemmHalf, D, KC>(), WG_MI
     if (tracer) wg_mark_tile(i, kTrStored);
     __syncthreads();  // act[(i + 1) % 2] complete; its x slot free; act[i % 2] no longer read
     if (tracer) wg_mark_tile(i + 1, kTrBarrier);
-    steal_reset((i + 1) & 1);
     if (!has_next) break;
     if constexpr (S >= 2)
       if (tid == 0) tiles.issue_x(i + 1 + S, next + S * stride);

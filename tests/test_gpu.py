@@ -79,21 +79,6 @@ def test_six_warpgroup_block_equals_the_four_warpgroup_block(variant):
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
-                    reason="rungs 09 and 13 are sm_90a code")
-@pytest.mark.parametrize("variant", ["wgmma_tf32", "wgmma_wide"])
-def test_claimed_depthwise_groups_equal_the_tree(variant):
-    """wgmma.cuh's WG_DW_STEAL: each warp of the two-warpgroup form claims its depthwise groups from a counter in shared
-    memory instead of building a fixed share. Every group is built once, by some warp, with the same arithmetic, so y equals
-    the tree's bit for bit: the six-warpgroup block (d 2, K 3 and 5) and the four-warpgroup one (K 7), more than one
-    tile per block (both counters reused), channel quarters without live lanes (C_in 64, 100), bias off, x scaled so that
-    the guard refuses many values (eager's formula in the claimed group)."""
-    assert_tree_equals_build(variant, {"WG_DW_STEAL": "1"}, [
-        dict(K=5, dilation=2), dict(K=3, dilation=2, scale=20.0), dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2),
-        dict(B=2, C_in=128, C_out=96, T=4500, K=3, dilation=2, bias=False),
-        dict(B=2, C_in=64, C_out=120, T=700, K=5, dilation=2), dict(B=2, K=7, dilation=2, T=1500)], seed=70)
-
-
-@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rungs 09-11 are sm_90a code")
 @pytest.mark.parametrize("variant,dtype,knobs", [
     ("wgmma_tf32", torch.float32, dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="0")),
