@@ -133,6 +133,12 @@
 #ifndef WG_DW_EXTRA_SHARE
 #define WG_DW_EXTRA_SHARE 15  // WG_DW_SHARE of the WG_DW_EXTRA block
 #endif
+#ifndef WG_DW_PIPE
+#define WG_DW_PIPE 0  // 1 (prepared 2026-12-07, not yet timed): the depthwise loop (the form without row groups, which the
+                      // float32 headline runs) issues group j + 1's window loads and taps before group j's SiLU, guard and
+                      // stores, so one warp's two groups overlap. ncu of rung 13 (H100, 5a2e02a): no pipe near its peak,
+                      // 1.2-1.5 of 6 warps ready a cycle: latency-bound (docs/ladder.md, runs of 2026-12-07, morning)
+#endif
 #ifndef WG_DW_REGS
 #define WG_DW_REGS 64  // WG_DW_EXTRA's block: registers per thread of the depthwise-only warpgroups (setmaxnreg.dec);
                        // the GEMM warpgroups take what they release (setmaxnreg.inc). 56 spills at K 5 d 2 (the same log)
@@ -220,6 +226,7 @@ static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_DW_EXTRA >= 0 && WG_DW_EXTRA <= 4, "WG_DW_EXTRA: 0 .. 4 (a block of at most 1024 threads)");
 static_assert(WG_DW_EXTRA_SHARE >= 0 && WG_DW_EXTRA_SHARE <= 50, "WG_DW_EXTRA_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
+static_assert(WG_DW_PIPE == 0 || WG_DW_PIPE == 1, "WG_DW_PIPE: 0 or 1");
 static_assert(WG_DW_REGS % 8 == 0 && WG_DW_REGS >= 24, "WG_DW_REGS: a multiple of 8, >= 24");
 static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_WS_D1_SHARE >= 0 && WG_WS_D1_SHARE <= 50, "WG_WS_D1_SHARE: 0 .. 50 (percent per consumer warpgroup)");
@@ -402,7 +409,8 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
 // eager's formula for the split, whose activations must be fp32-exact; otherwise eager's value rounded to the GEMM's
 // type, by the guarded fast form.
 // kOff (WG_ROW_GROUPS): the group's first input lies kOff elements into the window's first 16-byte chunk.
-template <typename T, bool kSplit, int D, int K, int kOff = 0>
+// kSumsOnly (WG_DW_PIPE): the depthwise sums only (bias and taps), no SiLU.
+template <typename T, bool kSplit, int D, int K, int kOff = 0, bool kSumsOnly = false>
 __device__ __forceinline__ void wg_dw_group(const T* xp, const float (&wt)[16 / D + 1], float bias,
                                             float (&v)[16 / sizeof(T)]) {
   using E = WgElem<T>;
@@ -417,6 +425,7 @@ __device__ __forceinline__ void wg_dw_group(const T* xp, const float (&wt)[16 / 
   for (int k = 0; k < K; ++k)
 #pragma unroll
     for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[kOff + k * D + i], v[i]);
+  if constexpr (kSumsOnly) return;
 #pragma unroll
   for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
   if constexpr (!kSplit) wg_act_rounded<T>(v);
@@ -485,11 +494,24 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   }
   // (wg_dw_group's lines inline: the form whose SASS was timed. Through the helper, ptxas scheduled every wgmma rung's
   // kernels differently (scripts/sass_diff.py, 2026-12-06), a change not timed)
+  float ahead[G];  // WG_DW_PIPE: group j + 1's sums (wg_dw_group's loads, bias and taps), issued before group j's SiLU
+  if constexpr (WG_DW_PIPE != 0)
+    if (live && j0 < j1) wg_dw_group<T, kSplit, D, K, 0, true>(xrow + G * j0, wt, bias, ahead);
   for (int j = j0; j < j1; ++j) {
     float v[G];
 #pragma unroll
     for (int i = 0; i < G; ++i) v[i] = 0.0f;
-    if (live) {
+    if constexpr (WG_DW_PIPE != 0) {
+      if (live) {
+#pragma unroll
+        for (int i = 0; i < G; ++i) v[i] = ahead[i];
+        // (no branch: the last step sums its own group again, so the next group's loads can be scheduled first)
+        wg_dw_group<T, kSplit, D, K, 0, true>(xrow + G * (j + 1 < j1 ? j + 1 : j), wt, bias, ahead);
+#pragma unroll
+        for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
+        if constexpr (!kSplit) wg_act_rounded<T>(v);
+      }
+    } else if (live) {
       float win[G * NQ];
 #pragma unroll
       for (int q = 0; q < NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));
