@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import matplotlib
 
@@ -15,8 +14,6 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import fused_jit as fj  # noqa: E402
-
-ROOT = Path(fj.__file__).parent
 
 GPU = "Test GPU"  # not in results/tuned.json, so every row counts as built with its defaults
 
@@ -139,8 +136,8 @@ def test_trace_walks_puts_traces_side_by_side():
 def test_trace_case_walks_reads_recorded_traces_without_a_gpu():
     """scripts/trace_case.py --walks on two committed traces of an H100 (e9c42f0): the kernel and its skeleton, the
     figures docs/ladder.md quotes (runs of 2026-12-07)."""
-    d = ROOT / "results" / "traces"
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "trace_case.py"), "--walks",
+    d = fj.ROOT / "results" / "traces"
+    r = subprocess.run([sys.executable, str(fj.ROOT / "scripts" / "trace_case.py"), "--walks",
                         str(d / "trace_wgmma_tf32_h100_e9c42f0.csv"), str(d / "trace_wgmma_tf32_FUSED_ABLATE3_h100_e9c42f0.csv")],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
