@@ -82,6 +82,11 @@
 // channel quarter, so that a free warp builds what is left: y bit for bit the tree's, sanitizer-clean; tree time over the
 // knob's on an H100, rung 13: headline 0.991, K 3 0.988, B 33 0.987, B 64 T 4096 0.992; rung 09 K 7 0.983;
 // logs/2026-12-07_1cc62a4_dw_steal_ab_tests_sanitize_h100.log; the code: 1cc62a4).
+// WG_DW_PIPE=1 (the depthwise loop without row groups summed group j + 1 (loads, bias, taps) before group j's SiLU, so
+// a warp's next loads and FMA chain could overlap its MUFU chain: y bit for bit the tree's, sanitizer-clean; 103 against
+// 100 instructions a group, 12-20 bytes spilled in the six-warpgroup kernels; tree time over the knob's on an H100,
+// rung 13: headline 0.928, K 3 0.985, B 33 0.918, B 64 T 4096 0.900; rung 09 K 7 0.950;
+// logs/2026-12-07_571174a_dw_pipe_ab_tests_sanitize_h100.log; the code: 59f6a10).
 #ifndef WG_WS
 #define WG_WS 0  // 1: warp-specialized (wg_ws_kernel below)
 #endif
@@ -132,12 +137,6 @@
 #endif
 #ifndef WG_DW_EXTRA_SHARE
 #define WG_DW_EXTRA_SHARE 15  // WG_DW_SHARE of the WG_DW_EXTRA block
-#endif
-#ifndef WG_DW_PIPE
-#define WG_DW_PIPE 0  // 1 (prepared 2026-12-07, not yet timed): the depthwise loop (the form without row groups, which the
-                      // float32 headline runs) issues group j + 1's window loads and taps before group j's SiLU, guard and
-                      // stores, so one warp's two groups overlap. ncu of rung 13 (H100, 5a2e02a): no pipe near its peak,
-                      // 1.2-1.5 of 6 warps ready a cycle: latency-bound (docs/ladder.md, runs of 2026-12-07, morning)
 #endif
 #ifndef WG_DW_REGS
 #define WG_DW_REGS 64  // WG_DW_EXTRA's block: registers per thread of the depthwise-only warpgroups (setmaxnreg.dec);
@@ -226,7 +225,6 @@ static_assert(WG_GEMM_WGS == 0 || WG_GEMM_WGS == 2 || WG_GEMM_WGS == 4, "WG_GEMM
 static_assert(WG_DW_SHARE >= 0 && WG_DW_SHARE <= 50, "WG_DW_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
 static_assert(WG_DW_EXTRA >= 0 && WG_DW_EXTRA <= 4, "WG_DW_EXTRA: 0 .. 4 (a block of at most 1024 threads)");
 static_assert(WG_DW_EXTRA_SHARE >= 0 && WG_DW_EXTRA_SHARE <= 50, "WG_DW_EXTRA_SHARE: 0 .. 50 (percent per GEMM warpgroup)");
-static_assert(WG_DW_PIPE == 0 || WG_DW_PIPE == 1, "WG_DW_PIPE: 0 or 1");
 static_assert(WG_DW_REGS % 8 == 0 && WG_DW_REGS >= 24, "WG_DW_REGS: a multiple of 8, >= 24");
 static_assert(WG_WS_SHARE >= 0 && WG_WS_SHARE <= 50, "WG_WS_SHARE: 0 .. 50 (percent per consumer warpgroup)");
 static_assert(WG_WS_D1_SHARE >= 0 && WG_WS_D1_SHARE <= 50, "WG_WS_D1_SHARE: 0 .. 50 (percent per consumer warpgroup)");
@@ -409,8 +407,7 @@ __device__ __forceinline__ void wg_put_act(unsigned char* p, uint32_t small_off,
 // eager's formula for the split, whose activations must be fp32-exact; otherwise eager's value rounded to the GEMM's
 // type, by the guarded fast form.
 // kOff (WG_ROW_GROUPS): the group's first input lies kOff elements into the window's first 16-byte chunk.
-// kSumsOnly (WG_DW_PIPE): the depthwise sums only (bias and taps), no SiLU.
-template <typename T, bool kSplit, int D, int K, int kOff = 0, bool kSumsOnly = false>
+template <typename T, bool kSplit, int D, int K, int kOff = 0>
 __device__ __forceinline__ void wg_dw_group(const T* xp, const float (&wt)[16 / D + 1], float bias,
                                             float (&v)[16 / sizeof(T)]) {
   using E = WgElem<T>;
@@ -425,7 +422,6 @@ __device__ __forceinline__ void wg_dw_group(const T* xp, const float (&wt)[16 / 
   for (int k = 0; k < K; ++k)
 #pragma unroll
     for (int i = 0; i < G; ++i) v[i] = fmaf(wt[k], win[kOff + k * D + i], v[i]);
-  if constexpr (kSumsOnly) return;
 #pragma unroll
   for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
   if constexpr (!kSplit) wg_act_rounded<T>(v);
@@ -494,24 +490,11 @@ __device__ __forceinline__ void wg_dw_silu_k(unsigned char* sAct, uint32_t small
   }
   // (wg_dw_group's lines inline: the form whose SASS was timed. Through the helper, ptxas scheduled every wgmma rung's
   // kernels differently (scripts/sass_diff.py, 2026-12-06), a change not timed)
-  float ahead[G];  // WG_DW_PIPE: group j + 1's sums (wg_dw_group's loads, bias and taps), issued before group j's SiLU
-  if constexpr (WG_DW_PIPE != 0)
-    if (live && j0 < j1) wg_dw_group<T, kSplit, D, K, 0, true>(xrow + G * j0, wt, bias, ahead);
   for (int j = j0; j < j1; ++j) {
     float v[G];
 #pragma unroll
     for (int i = 0; i < G; ++i) v[i] = 0.0f;
-    if constexpr (WG_DW_PIPE != 0) {
-      if (live) {
-#pragma unroll
-        for (int i = 0; i < G; ++i) v[i] = ahead[i];
-        // (no branch: the last step sums its own group again, so the next group's loads can be scheduled first)
-        wg_dw_group<T, kSplit, D, K, 0, true>(xrow + G * (j + 1 < j1 ? j + 1 : j), wt, bias, ahead);
-#pragma unroll
-        for (int i = 0; i < G; ++i) v[i] = kSplit ? silu_eager(v[i]) : v[i];
-        if constexpr (!kSplit) wg_act_rounded<T>(v);
-      }
-    } else if (live) {
+    if (live) {
       float win[G * NQ];
 #pragma unroll
       for (int q = 0; q < NQ; ++q) wg_load16(xrow + G * j + G * q, reinterpret_cast<float(&)[G]>(win[G * q]));

@@ -164,12 +164,13 @@ for stage in $stages; do
     # da5f1e8's and 43db5f8's ran on an H100 on 2026-12-05; e8074e6's (rung 11's x slots issued at once) on an H100 on
     # 2026-12-06). The plans before it, WG_TAIL_HALVES (e805dea), WG_X_BOXES / WG_X_PROMO (2229254), WG_L2_HINT
     # (26ec94f), WG_GRID_TILES (aec361f), WG_Y_ROWS (4fea1f2), WG_Y_FIRST (7cb870a), WG_X_HALVES and WG_DW_FIRST_SHARE
-    # (dbf0c39), common.cuh's FUSED_SILU_GUARD_FORM (e24f214) and WG_DW_STEAL (1cc62a4), were slower and are gone. The
-    # default times the one prepared: WG_DW_PIPE (the next depthwise group's loads and taps before this group's SiLU) on
-    # rung 13 at four lines and rung 09 at K 7, plus an A/A line (a knob at the value it already has: what no change reads
-    # as, 0.9985 at e24f214)
-    plan=${KNOB_PLAN:-"wgmma_wide:WG_DW_PIPE=1; wgmma_wide:WG_DW_PIPE=1 --K 3; wgmma_wide:WG_DW_PIPE=1 --B 33;
-      wgmma_wide:WG_DW_PIPE=1 --B 64 --T 4096; wgmma_tf32:WG_DW_PIPE=1 --K 7; wgmma_wide:WG_DW_EXTRA_SHARE=15"}
+    # (dbf0c39), common.cuh's FUSED_SILU_GUARD_FORM (e24f214), WG_DW_STEAL (1cc62a4) and WG_DW_PIPE (59f6a10), were
+    # slower and are gone. No knob is prepared now, so
+    # the default is the tool's floor: each class's kernel against a build of itself with one knob set to the value it
+    # already has (the same SASS: scripts/sass_diff.py --define), at the shapes the plans time. Each line's ratio and
+    # interval are what no change reads as there
+    plan=${KNOB_PLAN:-"wgmma_wide:WG_DW_EXTRA_SHARE=15; wgmma_wide:WG_DW_EXTRA_SHARE=15 --B 33;
+      wgmma_wide:WG_DW_EXTRA_SHARE=15 --B 64 --T 4096; wgmma_3xtf32:WG_CHAINS=2; wgmma_bf16:WG_SILU_LUT=1 --dtype bfloat16"}
     # KNOB_VARIANTS (env): only the lines of these variants
     [ -n "${KNOB_VARIANTS:-}" ] && plan=$(echo "$plan" | tr ';' '\n' | awk -v vs="$KNOB_VARIANTS" \
       'BEGIN {n = split(vs, a); for (i = 1; i <= n; i++) want[a[i]] = 1} {split($1, b, ":")} NF && want[b[1]] {printf "%s;", $0}')

@@ -79,21 +79,6 @@ def test_six_warpgroup_block_equals_the_four_warpgroup_block(variant):
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
-                    reason="rungs 09 and 13 are sm_90a code")
-@pytest.mark.parametrize("variant", ["wgmma_tf32", "wgmma_wide"])
-def test_depthwise_one_group_ahead_equals_the_tree(variant):
-    """wgmma.cuh's WG_DW_PIPE: the depthwise loop issues group j + 1's loads and taps before group j's SiLU. Every group's
-    sums are the same arithmetic in the same order, so y equals the tree's bit for bit: the six-warpgroup block (d 2, K 3
-    and 5), the four-warpgroup two-GEMM one (K 7), a shape whose groups straddle the tile (odd padding: the loop's other
-    stores), more than one tile per block, dead channel lanes (C_in 100), bias off, and x scaled so that the guard refuses
-    many values (eager's formula on the value carried from the step before)."""
-    assert_tree_equals_build(variant, {"WG_DW_PIPE": "1"}, [
-        dict(K=5, dilation=2), dict(K=3, dilation=2, scale=20.0), dict(B=3, C_in=100, C_out=128, T=1000, K=5, dilation=2),
-        dict(B=2, C_in=128, C_out=96, T=4500, K=3, dilation=2, bias=False), dict(B=2, K=7, dilation=2, T=1500),
-        dict(B=2, C_in=64, C_out=120, T=700, K=4, dilation=1)], seed=70)
-
-
-@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rungs 09-11 are sm_90a code")
 @pytest.mark.parametrize("variant,dtype,knobs", [
     ("wgmma_tf32", torch.float32, dict(WG_WS="1", WG_WS_EXTRA="2", WG_WS_SHARE="0")),
