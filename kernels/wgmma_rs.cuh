@@ -48,10 +48,26 @@
 #ifndef RS_W_FIRST
 #define RS_W_FIRST 1  // 1: the first x requests leave once W_pw's loads are in flight (0: before them)
 #endif
+#ifndef RS_SPLIT
+#define RS_SPLIT 0  // 1 (prepared 2026-12-07, not yet run on a GPU): the strict class's numerics (rung 10's 3xTF32) in this
+                    // form. Each activation is eager's fp32 SiLU split into big = tf32(s) and small = tf32(s - big), both
+                    // A fragments; W_pw's big and small parts both sit in smem (wg_fill_w's split, 128 KiB); each k-step
+                    // issues big*W_big into the bias-started accumulators and small*W_big + big*W_small into a second
+                    // chain of 64 (rung 10's arrangement with one big chain), added before the stores. Why: rung 10
+                    // keeps TILE_T 32 and one x slot beside two act buffers of two parts; this form has no act
+                    // buffers, so two x slots of 36 KiB fit beside the 138.5 KiB of weights and tables (at K 5 d 2:
+                    // RS_X_SLOTS=1 gives two warpgroups one slot each, RS_X_SLOTS=2 one warpgroup two). ptxas: 211-250
+                    // registers and no spill in any kernel (RS_CHUNK 2 and 4), 48 wgmmas a tile with no serialization;
+                    // with the knob off every kernel's SASS is as before (logs/2026-12-07_3a41e3f_rs_split_ptxas_sass.txt).
+                    // Prediction: between rung 10's time and ~12% under it at the headline; issue 17's strict target
+                    // (1.7x the clone) needs ~6% under rung 10. Timed by `scripts/h200.sh pairs`; its GPU test:
+                    // test_act_in_registers_with_the_split_is_strict. docs/ladder.md, "Runs of 2026-12-07, late morning"
+#endif
 static_assert(RS_X_SLOTS == 1 || RS_X_SLOTS == 2, "RS_X_SLOTS: 1 or 2");
 static_assert(RS_X_PARTS == 1 || RS_X_PARTS == 2 || RS_X_PARTS == 4, "RS_X_PARTS: 1, 2 or 4");
 static_assert(RS_WARPGROUPS >= 2 && RS_WARPGROUPS <= 4, "RS_WARPGROUPS: 2 .. 4 (the second warpgroup stages b_pw)");
 static_assert(16 % RS_CHUNK == 0, "RS_CHUNK must divide the 16 k-steps");
+static_assert(RS_SPLIT == 0 || RS_SPLIT == 1, "RS_SPLIT: 0 or 1");
 
 namespace {
 
@@ -61,13 +77,13 @@ constexpr int kRsN = kRows;    // C_out padded to 128 (the wgmma N)
 constexpr int kRsDwStride = 20;  // floats per channel in the depthwise table: bias, w_0 .. w_16, padding
 
 // Host and device: the smem layout (bytes from the 1024-byte aligned base):
-// [W_pw 128 x 128 tf32, swizzled | depthwise table 128 x kRsDwStride | b_pw 128 | RS_X_SLOTS x slots per warpgroup |
-//  mbarriers]
+// [W_pw 128 x 128 tf32, swizzled (RS_SPLIT: its big part, then its small part) | depthwise table 128 x kRsDwStride |
+//  b_pw 128 | RS_X_SLOTS x slots per warpgroup | mbarriers]
 struct RsLayout {
   static constexpr uint32_t w_bytes = kRows * kMaxCin * 4;
-  static constexpr uint32_t off_dw = w_bytes;
+  static constexpr uint32_t off_dw = (RS_SPLIT ? 2 : 1) * w_bytes;
   static constexpr uint32_t off_bpw = off_dw + kMaxCin * kRsDwStride * 4;
-  static constexpr uint32_t off_x = off_bpw + kRows * 4;  // 1024-aligned: 65536 + 10240 + 512 = 76288 (= 74.5 KiB)
+  static constexpr uint32_t off_x = off_bpw + kRows * 4;  // 65536 + 10240 + 512 = 76288 (74.5 KiB); RS_SPLIT 141824
   // x tile row: XW >= 64 + span floats with XW % 16 == 8, so the 8 time rows x 4 channels a warp's loads
   // touch fall in 32 distinct banks (channel stride XW = 8 or 24 banks)
   static __host__ __device__ constexpr int xw(int span) { return (kRsM + span + 7) / 16 * 16 + 8; }
@@ -185,7 +201,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
   // W_pw (tf32, swizzled K-major: wgmma's B)
   constexpr int kFillThreads = kRsThreads >= 512 ? 512 : kRsThreads >= 256 ? 256 : 128;
   if (tid < kFillThreads)
-    wg_fill_w<float, false, kFillThreads>(smem, p, tid, [&] {
+    wg_fill_w<float, RS_SPLIT != 0, kFillThreads>(smem, p, tid, [&] {
       if (RS_W_FIRST && first_now) issue_first();  // W_pw's loads are in flight
     });
   else if (RS_W_FIRST && first_now)
@@ -229,6 +245,11 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
       const float2 bb = *reinterpret_cast<const float2*>(s_bpw + 8 * j + 2 * t4);
       d[4 * j] = bb.x; d[4 * j + 1] = bb.y; d[4 * j + 2] = bb.x; d[4 * j + 3] = bb.y;
     }
+    float ds[64];  // RS_SPLIT: the chain of small*W_big + big*W_small, from 0 (unused otherwise)
+    if constexpr (RS_SPLIT != 0) {
+#pragma unroll
+      for (int i = 0; i < 64; ++i) ds[i] = 0.0f;
+    }
     int waited = 0;  // parts of this tile waited for
     uint64_t* tile_bars = &xbar[(wg * S + n % S) * P];
     auto wait_parts = [&](int ch) {  // the parts holding channels < ch (those of the chunks so far)
@@ -250,6 +271,7 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
     const int tr = wg + RS_WARPGROUPS * n;  // trace: warpgroup wg's n-th tile
     if (tracer) wg_mark_tile(tr, kTrXLanded);
     uint32_t a[2][RS_CHUNK][4];
+    uint32_t as[RS_SPLIT ? 2 : 1][RS_SPLIT ? RS_CHUNK : 1][4];  // RS_SPLIT: the small parts of a's activations
 #pragma unroll
     for (int q = 0; q < kChunks; ++q) {
       if (q >= 2) wg_wait<1>();  // the MMA of chunk q - 2 has read a[q % 2]
@@ -259,22 +281,41 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
         const int ks = q * RS_CHUNK + s;  // channels 8 ks + t4 and 8 ks + t4 + 4
         if (FUSED_ABLATE & 1) {
           a[q & 1][s][0] = a[q & 1][s][1] = a[q & 1][s][2] = a[q & 1][s][3] = static_cast<uint32_t>(ks);
+          if constexpr (RS_SPLIT != 0) as[q & 1][s][0] = as[q & 1][s][1] = as[q & 1][s][2] = as[q & 1][s][3] = 0u;
           continue;
         }
         rs_dw_pair<D, KC>(x_lane + 8 * ks * p.XW, dw_lane + 8 * ks * kRsDwStride, p.K, a[q & 1][s][0], a[q & 1][s][1]);
         rs_dw_pair<D, KC>(x_lane + (8 * ks + 4) * p.XW, dw_lane + (8 * ks + 4) * kRsDwStride, p.K, a[q & 1][s][2],
                           a[q & 1][s][3]);
       }
-      if (!(FUSED_ABLATE & 1)) silu_rounded<13>(reinterpret_cast<float(&)[RS_CHUNK * 4]>(a[q & 1]));
+      if constexpr (RS_SPLIT != 0) {
+        // eager's SiLU in fp32 (the strict class's activations must be fp32-exact), split as tc_split_tf32
+        if (!(FUSED_ABLATE & 1)) {
+#pragma unroll
+          for (int s = 0; s < RS_CHUNK; ++s)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) tc_split_tf32(silu_act(__uint_as_float(a[q & 1][s][r])), a[q & 1][s][r], as[q & 1][s][r]);
+        }
+        wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(ds));
+      } else if (!(FUSED_ABLATE & 1)) {
+        silu_rounded<13>(reinterpret_cast<float(&)[RS_CHUNK * 4]>(a[q & 1]));
+      }
       wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(d));
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
       for (int s = 0; s < RS_CHUNK; ++s) {
         const int ks = q * RS_CHUNK + s;
-        if (!(FUSED_ABLATE & 2)) WgmmaRs<128>::mma(d, a[q & 1][s], wg_desc(w_addr + (ks / 4) * (kRows * 128) + (ks % 4) * 32));
+        const uint32_t wo = (ks / 4) * (kRows * 128) + (ks % 4) * 32;
+        if constexpr (RS_SPLIT != 0)
+          if (!(FUSED_ABLATE & 2)) {
+            WgmmaRs<128>::mma(ds, as[q & 1][s], wg_desc(w_addr + wo));                   // small * W_big
+            WgmmaRs<128>::mma(ds, a[q & 1][s], wg_desc(w_addr + RsLayout::w_bytes + wo));  // big * W_small
+          }
+        if (!(FUSED_ABLATE & 2)) WgmmaRs<128>::mma(d, a[q & 1][s], wg_desc(w_addr + wo));
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(d));
+      if constexpr (RS_SPLIT != 0) wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(ds));
     }
     // every warp of the warpgroup has read its x: refill the slot with the next tile while the MMA finishes
     if (tracer) wg_mark_tile(tr, kTrMmaIssued);
@@ -282,6 +323,11 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
     if (wtid == 0 && tile + S * stride < p.n_tiles) issue_x(tile + S * stride, n + S);  // into the slot just read
     wg_wait<0>();
     wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(d));
+    if constexpr (RS_SPLIT != 0) {
+      wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(ds));
+#pragma unroll
+      for (int i = 0; i < 64; ++i) d[i] += ds[i];
+    }
     if (tracer) wg_mark_tile(tr, kTrMmaDone);
 
     // y[b, co, t]: co = 8j + 2 t4 + u, t = t0 + row + 8v. A warp's store writes 4 rows x 32 bytes.

@@ -2,7 +2,7 @@
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
-#                   [backward_ab] [train] [shapes] [knobs] [targets] [skeleton] [launch_cost] [traces] [fetch_probe] [prebuild] [suite_builds]
+#                   [backward_ab] [train] [shapes] [knobs] [pairs] [targets] [skeleton] [launch_cost] [traces] [fetch_probe] [prebuild] [suite_builds]
 #                   [ncu_mem] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
@@ -32,18 +32,21 @@ build_specs() {
 }
 # ab_plan PLAN AGAINST: one `fused_jit.py ab` a line of PLAN ("SPEC [ab shape arguments]", ';' between lines), every
 # build made first, in parallel; AGAINST=tree: SPEC (a knob build) against its variant's tree, AGAINST=clone: SPEC (a
-# variant, a knob build or modelnew, whose build is DEFAULT_VARIANT's) against x.clone(). Each A/B runs under a 120 s
+# variant, a knob build or modelnew, whose build is DEFAULT_VARIANT's) against x.clone(); AGAINST=pair: a line is
+# "SPEC_A SPEC_B [ab shape arguments]", two builds of any variants. Each A/B runs under a 120 s
 # timeout, which also catches a setmaxnreg that waits for ever (85fa4b3)
 ab_plan() {
   local plan=$1 against=$2 def sp args a b rc
   def=$(python3 -c 'import fused_jit as fj; print(fj.DEFAULT_VARIANT)')
   log "$against builds"
-  build_specs $(echo "$plan" | tr ';' '\n' | awk -v t="$against" 'NF {print $1; if (t == "tree") {split($1, v, ":"); print v[1]}}' |
+  build_specs $(echo "$plan" | tr ';' '\n' | awk -v t="$against" 'NF {print $1; if (t == "tree") {split($1, v, ":"); print v[1]}
+    if (t == "pair") print $2}' |
     sed "s/^modelnew$/$def/" | sort -u)
   wait
   echo "$plan" | tr ';' '\n' | while read -r sp args; do
     [ -z "$sp" ] && continue
-    if [ "$against" = tree ]; then a=${sp%%:*} b=$sp; else a=$sp b=clone; fi
+    if [ "$against" = tree ]; then a=${sp%%:*} b=$sp; elif [ "$against" = pair ]; then a=$sp b=${args%% *}
+      args=$(echo "$args" | cut -s -d' ' -f2-); else a=$sp b=clone; fi
     log "ab $a $b $args"
     timeout 120 python3 fused_jit.py ab "$a" "$b" --reps ${KNOB_REPS:-200} $args < /dev/null 2>&1 | grep -v -i warn
     rc=${PIPESTATUS[0]}; [ "$rc" = 124 ] && echo "HUNG OR SLOW: ab $a $b $args (120 s)"; [ "$rc" != 0 ] && echo "ab exit $rc"
@@ -184,6 +187,16 @@ for stage in $stages; do
     tplan=${TARGET_PLAN:-"modelnew; wgmma_wide:FUSED_ABLATE=3; wgmma_tf32; wgmma_3xtf32; wgmma_bf16 --dtype bfloat16;
       wgmma_bf16:FUSED_ABLATE=3 --dtype bfloat16"}
     ab_plan "$tplan" clone ;;
+  pairs)
+    # two builds of any variants against each other: one line of PAIR_PLAN (env; ';' between lines) an A/B, "SPEC_A
+    # SPEC_B [ab args]", by ab_plan. The default times the one prepared (2026-12-07): rung 12's form with rung 10's
+    # 3xTF32 split (wgmma_rs.cuh's RS_SPLIT; the strict class, 1e-6) against rung 10, the strict class's kernel:
+    # two warpgroups of one x slot, one of two, four k-steps a chunk, and the first at K 3 and at B 64 T 4096
+    pplan=${PAIR_PLAN:-"wgmma_3xtf32 wgmma_rs_tf32:RS_SPLIT=1,RS_X_SLOTS=1,RS_CHUNK=2;
+      wgmma_3xtf32 wgmma_rs_tf32:RS_SPLIT=1,RS_X_SLOTS=2,RS_CHUNK=2; wgmma_3xtf32 wgmma_rs_tf32:RS_SPLIT=1;
+      wgmma_3xtf32 wgmma_rs_tf32:RS_SPLIT=1,RS_X_SLOTS=1,RS_CHUNK=2 --K 3;
+      wgmma_3xtf32 wgmma_rs_tf32:RS_SPLIT=1,RS_X_SLOTS=1,RS_CHUNK=2 --B 64 --T 4096"}
+    ab_plan "$pplan" pair ;;
   skeleton)
     # the least each class's pipeline can take: its kernel with the depthwise and the MMA left out (scripts/ablate.py
     # mask 3; 1: the depthwise only; 7: x reads alone; 11: y writes alone; 15: neither; 19: W_pw's fill left out

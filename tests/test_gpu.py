@@ -150,6 +150,23 @@ def test_split_with_small_w_parts_in_registers_equals_the_tree(knobs):
 
 
 @pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
+                    reason="rung 12 is sm_90a code")
+@pytest.mark.parametrize("knobs", [dict(RS_SPLIT="1", RS_X_SLOTS="1", RS_CHUNK="2"),
+                                   dict(RS_SPLIT="1", RS_X_SLOTS="2", RS_CHUNK="2"), dict(RS_SPLIT="1")],
+                         ids=["two_warpgroups_one_slot", "one_warpgroup_two_slots", "chunk4"])
+def test_act_in_registers_with_the_split_is_strict(knobs):
+    """wgmma_rs.cuh's RS_SPLIT (prepared, off by default): rung 12's form (act as wgmma's register A operand) with the
+    3xTF32 split of rung 10 (eager's fp32 SiLU split in big and small tf32 parts, W_pw's two parts in smem, the small
+    products in a chain of their own). Over rung 12's battery (NaN-poisoned y, odd shapes, fresh inputs, float64
+    reference) every shape it runs meets the strict class's bound (1e-6), not only rung 12's TF32 one, with two
+    warpgroups of one x slot, one warpgroup of two, and four k-steps a chunk."""
+    table, ok = fj.check("wgmma_rs_tf32", defines=fj.defines_over_tuned("wgmma_rs_tf32", knobs))
+    assert ok, table[table.status != "pass"].to_string()
+    ran = table[table.status == "pass"]
+    assert len(ran) > 0 and (ran.rel_err <= fj.TOLERANCE["strict"]).all(), ran.to_string()
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0),
                     reason="rung 09 is sm_90a code")
 def test_compile_time_k_kernels_equal_the_run_time_k_kernel():
     """wgmma.cuh's WG_CT_K: the kernels built for one K (3, 5, 7) give y bit for bit equal to the kernel that dispatches
