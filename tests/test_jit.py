@@ -377,6 +377,24 @@ def test_h200_targets_plan_times_each_class_against_the_clone():
     assert skeletons == {"float32", "bfloat16"}
 
 
+def test_h200_pairs_plan_names_two_builds_a_line():
+    """scripts/h200.sh's `pairs` stage (two builds of any variants against each other): every line of its default plan
+    parses as `ab SPEC_A SPEC_B [args]`, each spec names a variant or a knob build of one, and every knob it sets is one
+    the kernel sources read."""
+    from fusedkit.cli import parser
+    sources = "".join(p.read_text() for p in fj.KERNELS_DIR.iterdir() if p.suffix in (".cu", ".cuh"))
+    lines = _h200_plan("pplan", "PAIR_PLAN")
+    assert lines
+    for spec_a, spec_b, *args in lines:
+        for spec in (spec_a, spec_b):
+            variant, _ = fj.variant_spec(spec)
+            assert variant in fj.variants(), spec
+            for name in (k.partition("=")[0] for k in spec.partition(":")[2].split(",") if k):
+                assert re.search(rf"#if(?:ndef)? {name}\b|defined\({name}\)", sources), f"{spec}: no kernel source reads {name}"
+        a = parser().parse_args(["ab", spec_a, spec_b, *args])
+        assert (a.a, a.b) == (spec_a, spec_b)
+
+
 def test_h200_trace_plan_names_variants_and_knobs_they_read():
     """scripts/h200.sh's `traces` stage: every line of its default plan is "VARIANT [NAME=VALUE ...] [--dtype DTYPE]
     [--flush read]", a variant with a FUSED_TRACE build (rungs 09-12), knobs its sources read, a dtype it takes and a
