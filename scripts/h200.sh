@@ -45,8 +45,8 @@ ab_plan() {
   wait
   echo "$plan" | tr ';' '\n' | while read -r sp args; do
     [ -z "$sp" ] && continue
-    if [ "$against" = tree ]; then a=${sp%%:*} b=$sp; elif [ "$against" = pair ]; then a=$sp b=${args%% *}
-      args=$(echo "$args" | cut -s -d' ' -f2-); else a=$sp b=clone; fi
+    if [ "$against" = tree ]; then a=${sp%%:*} b=$sp; elif [ "$against" = pair ]; then a=$sp; read -r b args <<< "$args"
+    else a=$sp b=clone; fi
     log "ab $a $b $args"
     timeout 120 python3 fused_jit.py ab "$a" "$b" --reps ${KNOB_REPS:-200} $args < /dev/null 2>&1 | grep -v -i warn
     rc=${PIPESTATUS[0]}; [ "$rc" = 124 ] && echo "HUNG OR SLOW: ab $a $b $args (120 s)"; [ "$rc" != 0 ] && echo "ab exit $rc"
@@ -168,7 +168,7 @@ for stage in $stages; do
     # 2026-12-06). The plans before it, WG_TAIL_HALVES (e805dea), WG_X_BOXES / WG_X_PROMO (2229254), WG_L2_HINT
     # (26ec94f), WG_GRID_TILES (aec361f), WG_Y_ROWS (4fea1f2), WG_Y_FIRST (7cb870a), WG_X_HALVES and WG_DW_FIRST_SHARE
     # (dbf0c39), common.cuh's FUSED_SILU_GUARD_FORM (e24f214), WG_DW_STEAL (1cc62a4) and WG_DW_PIPE (59f6a10), were
-    # slower and are gone. No knob is prepared now, so
+    # slower and are gone. No knob against its own rung is prepared now (RS_SPLIT, against rung 10, is the pairs stage's), so
     # the default is the tool's floor: each class's kernel against a build of itself with one knob set to the value it
     # already has (the same SASS: scripts/sass_diff.py --define), at the shapes the plans time. Each line's ratio and
     # interval are what no change reads as there

@@ -341,6 +341,16 @@ def _h200_plan(var: str, env: str) -> list[list[str]]:
     return [ln.split() for ln in plan.group(1).split(";") if ln.strip()]
 
 
+def _kernel_sources(suffixes=(".cu", ".cuh")) -> str:
+    """Every kernel source of these suffixes, joined: what `_reads_knob` searches."""
+    return "".join(p.read_text() for p in fj.KERNELS_DIR.iterdir() if p.suffix in suffixes)
+
+
+def _reads_knob(sources: str, name: str) -> bool:
+    """Whether a kernel source reads the compile-time knob `name` (`#ifndef NAME`, `#if NAME`, `defined(NAME)`)."""
+    return re.search(rf"#if(?:ndef)? {name}\b|defined\({name}\)", sources) is not None
+
+
 def test_h200_knob_plan_names_knobs_the_kernels_define():
     """scripts/h200.sh's `knobs` stage: its default plan parses (each line a variant spec and `ab`'s shape arguments),
     and every knob it sets is one its variant's sources read, so a renamed knob fails here, not on the GPU."""
@@ -348,13 +358,13 @@ def test_h200_knob_plan_names_knobs_the_kernels_define():
     lines = _h200_plan("plan", "KNOB_PLAN")
     assert len(lines) >= 5
     from fusedkit.cli import parser
+    sources = _kernel_sources()
     for spec, *args in lines:
         variant, defines = fj.variant_spec(spec)
         knobs = spec.partition(":")[2].split(",")
         assert knobs != [""], f"{spec}: a knob build"
-        sources = "".join(p.read_text() for p in fj.KERNELS_DIR.iterdir() if p.suffix in (".cu", ".cuh"))
         for name in (k.partition("=")[0] for k in knobs):
-            assert re.search(rf"#if(?:ndef)? {name}\b|defined\({name}\)", sources), f"{spec}: no kernel source reads {name}"
+            assert _reads_knob(sources, name), f"{spec}: no kernel source reads {name}"
         a = parser().parse_args(["ab", variant, spec, *args])
         assert (a.a, a.b) == (variant, spec) and defines is not None
 
@@ -382,7 +392,7 @@ def test_h200_pairs_plan_names_two_builds_a_line():
     parses as `ab SPEC_A SPEC_B [args]`, each spec names a variant or a knob build of one, and every knob it sets is one
     the kernel sources read."""
     from fusedkit.cli import parser
-    sources = "".join(p.read_text() for p in fj.KERNELS_DIR.iterdir() if p.suffix in (".cu", ".cuh"))
+    sources = _kernel_sources()
     lines = _h200_plan("pplan", "PAIR_PLAN")
     assert lines
     for spec_a, spec_b, *args in lines:
@@ -390,7 +400,7 @@ def test_h200_pairs_plan_names_two_builds_a_line():
             variant, _ = fj.variant_spec(spec)
             assert variant in fj.variants(), spec
             for name in (k.partition("=")[0] for k in spec.partition(":")[2].split(",") if k):
-                assert re.search(rf"#if(?:ndef)? {name}\b|defined\({name}\)", sources), f"{spec}: no kernel source reads {name}"
+                assert _reads_knob(sources, name), f"{spec}: no kernel source reads {name}"
         a = parser().parse_args(["ab", spec_a, spec_b, *args])
         assert (a.a, a.b) == (spec_a, spec_b)
 
@@ -399,7 +409,7 @@ def test_h200_trace_plan_names_variants_and_knobs_they_read():
     """scripts/h200.sh's `traces` stage: every line of its default plan is "VARIANT [NAME=VALUE ...] [--dtype DTYPE]
     [--flush read]", a variant with a FUSED_TRACE build (rungs 09-12), knobs its sources read, a dtype it takes and a
     flush scripts/trace_case.py knows."""
-    sources = "".join(p.read_text() for p in fj.KERNELS_DIR.iterdir() if p.suffix in (".cu", ".cuh"))
+    sources = _kernel_sources()
     lines = _h200_plan("trplan", "TRACE_PLAN")
     assert lines
     for variant, *rest in lines:
@@ -409,7 +419,7 @@ def test_h200_trace_plan_names_variants_and_knobs_they_read():
         assert "--flush" not in rest or rest[rest.index("--flush") + 1] in ("write", "read"), (variant, rest)
         for knob in (w for w in rest if "=" in w):
             name = knob.partition("=")[0]
-            assert re.search(rf"#if(?:ndef)? {name}\b|defined\({name}\)", sources), f"{variant}: no kernel source reads {name}"
+            assert _reads_knob(sources, name), f"{variant}: no kernel source reads {name}"
         fj.defines_over_tuned(variant, [w for w in rest if "=" in w])
 
 
@@ -476,9 +486,9 @@ def test_gpu_suite_build_list_names_variants_and_knobs():
     (FUSED_AA, the A/A test's unused define): a list gone stale fails here, not as an hour of builds on the GPU."""
     entries = fj.read_build_list(fj.GPU_SUITE_BUILDS)
     assert len(entries) >= 20
-    sources = "".join(p.read_text() for p in fj.KERNELS_DIR.iterdir() if p.suffix in (".cu", ".cuh", ".cpp", ".h"))
+    sources = _kernel_sources((".cu", ".cuh", ".cpp", ".h"))
     tests = (fj.ROOT / "tests" / "test_gpu.py").read_text()
     for e in entries:
         assert e["variant"] == "general" or e["variant"] in fj.variants(), e
         for name in e.get("knobs", e.get("defines")):
-            assert re.search(rf"#if(?:ndef)? {name}\b|defined\({name}\)", sources) or name in tests, (e, name)
+            assert _reads_knob(sources, name) or name in tests, (e, name)
