@@ -49,7 +49,7 @@
 #define RS_W_FIRST 1  // 1: the first x requests leave once W_pw's loads are in flight (0: before them)
 #endif
 #ifndef RS_SPLIT
-#define RS_SPLIT 0  // 1 (prepared 2026-12-07, not yet run on a GPU): the strict class's numerics (rung 10's 3xTF32) in this
+#define RS_SPLIT 0  // 1 (an experiment, off): the strict class's numerics (rung 10's 3xTF32) in this
                     // form. Each activation is eager's fp32 SiLU split into big = tf32(s) and small = tf32(s - big), both
                     // A fragments; W_pw's big and small parts both sit in smem (wg_fill_w's split, 128 KiB); each k-step
                     // issues big*W_big into the bias-started accumulators and small*W_big + big*W_small into a second
@@ -59,9 +59,16 @@
                     // RS_X_SLOTS=1 gives two warpgroups one slot each, RS_X_SLOTS=2 one warpgroup two). ptxas: 211-250
                     // registers and no spill in any kernel (RS_CHUNK 2 and 4), 48 wgmmas a tile with no serialization;
                     // with the knob off every kernel's SASS is as before (logs/2026-12-07_3a41e3f_rs_split_ptxas_sass.txt).
-                    // Prediction: between rung 10's time and ~12% under it at the headline; issue 17's strict target
-                    // (1.7x the clone) needs ~6% under rung 10. Timed by `scripts/h200.sh pairs`; its GPU test:
-                    // test_act_in_registers_with_the_split_is_strict. docs/ladder.md, "Runs of 2026-12-07, late morning"
+                    // Predicted: between rung 10's time and ~12% under it at the headline (issue 17's strict target,
+                    // 1.7x the clone, needs ~6% under rung 10). Measured on an H100 (2026-12-07, a5723db; rung 10's
+                    // time over the build's, 200 interleaved pairs): RS_X_SLOTS=1,RS_CHUNK=2 0.966 at the headline
+                    // (30.78 against 29.76 us; 1.87x the clone where rung 10 reads 1.82x), 0.995 at K 3, 1.049 at B 64
+                    // T 4096; RS_X_SLOTS=2 0.800 and RS_CHUNK 4 0.833 at the headline. Below the prediction at the
+                    // headline, where each warpgroup's single x slot leaves its loads exposed and a block runs ~4
+                    // tiles; ahead of rung 10 only where blocks run many tiles. Its GPU test passed (every shape of
+                    // rung 12's battery within 1e-6; 5.0e-7 at the headline against rung 10's 1.2e-7); memcheck 0
+                    // errors, racecheck 0 hazards (logs/2026-12-07_a5723db_rs_split_tests_sanitize_pairs_h100.log).
+                    // Kept as a knob, as wgmma.cuh keeps WG_W_SMALL_REGS: docs/ladder.md, "Runs of 2026-12-07, noon"
 #endif
 static_assert(RS_X_SLOTS == 1 || RS_X_SLOTS == 2, "RS_X_SLOTS: 1 or 2");
 static_assert(RS_X_PARTS == 1 || RS_X_PARTS == 2 || RS_X_PARTS == 4, "RS_X_PARTS: 1, 2 or 4");

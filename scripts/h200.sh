@@ -189,7 +189,7 @@ for stage in $stages; do
     ab_plan "$tplan" clone ;;
   pairs)
     # two builds of any variants against each other: one line of PAIR_PLAN (env; ';' between lines) an A/B, "SPEC_A
-    # SPEC_B [ab args]", by ab_plan. The default times the one prepared (2026-12-07): rung 12's form with rung 10's
+    # SPEC_B [ab args]", by ab_plan. The default times the one first timed 2026-12-07: rung 12's form with rung 10's
     # 3xTF32 split (wgmma_rs.cuh's RS_SPLIT; the strict class, 1e-6) against rung 10, the strict class's kernel:
     # two warpgroups of one x slot, one of two, four k-steps a chunk, and the first at K 3 and at B 64 T 4096
     pplan=${PAIR_PLAN:-"wgmma_3xtf32 wgmma_rs_tf32:RS_SPLIT=1,RS_X_SLOTS=1,RS_CHUNK=2;

@@ -155,7 +155,7 @@ def test_split_with_small_w_parts_in_registers_equals_the_tree(knobs):
                                    dict(RS_SPLIT="1", RS_X_SLOTS="2", RS_CHUNK="2"), dict(RS_SPLIT="1")],
                          ids=["two_warpgroups_one_slot", "one_warpgroup_two_slots", "chunk4"])
 def test_act_in_registers_with_the_split_is_strict(knobs):
-    """wgmma_rs.cuh's RS_SPLIT (prepared, off by default): rung 12's form (act as wgmma's register A operand) with the
+    """wgmma_rs.cuh's RS_SPLIT (an experiment, off by default): rung 12's form (act as wgmma's register A operand) with the
     3xTF32 split of rung 10 (eager's fp32 SiLU split in big and small tf32 parts, W_pw's two parts in smem, the small
     products in a chain of their own). Over rung 12's battery (NaN-poisoned y, odd shapes, fresh inputs, float64
     reference) every shape it runs meets the strict class's bound (1e-6), not only rung 12's TF32 one, with two
