@@ -63,24 +63,6 @@ def fused_kernel_pays(variant: str, B: int, C_in: int, C_out: int, t_out: int) -
     return max(C_in, C_out) <= 256 and B * t_out >= 16000
 
 
-def strict_fallback(want: str, x: torch.Tensor, args: tuple):
-    """Where the TF32 kernel's numbers leave eager's at a float32 shape, the strict kernel's extension, if it accepts
-    the shape and its own probe passes; else None (the general path serves it). Why: cuDNN runs eager's 1x1 conv as
-    an fp32 GEMM at some shapes with TF32 on (the sweeps of 2026-12-06 (H100) and 2026-12-02 (H200) sent B 64, C 128,
-    T 2048 to the general path, 237 us on the H100), and there the 3xTF32 kernel, as accurate as fp32, gives eager's
-    numbers too (rung 10 ran that shape in 94 us: logs/2026-12-07_ef406ef_steady_state_split_crossover_h100.log)."""
-    if want != FUSED_TF32 or x.dtype != torch.float32 or FUSED_STRICT == FUSED_TF32:
-        return None
-    w_dw, b_dw, w_pw, b_pw, dil, pad = args
-    ext = load(FUSED_STRICT)
-    t_out = x.shape[2] + 2 * pad - dil * (w_dw.shape[-1] - 1)
-    if ext.why_unsupported(x, *args) or not fused_kernel_pays(FUSED_STRICT, x.shape[0], x.shape[1], w_pw.shape[0],
-                                                               t_out):
-        return None
-    d, bound = probe_against_eager(ext, x, args)
-    return ext if d <= bound else None
-
-
 @dataclass(frozen=True)
 class Route:
     name: str  # a variant, GENERAL or EAGER
@@ -130,12 +112,8 @@ def choose_route(x: torch.Tensor, args: tuple, variant: str | None = None) -> Ro
         if not variant and x.is_cuda:
             d, bound = probe_against_eager(ext, x, args)
             if not d <= bound:
-                why = (f"{want} differs from eager by {d:.1e} at this shape (bound {bound:.1e}): "
-                       "PyTorch's 1x1 conv does not round as the kernel does here")
-                strict = strict_fallback(want, x, args)
-                if strict is not None:
-                    return Route(FUSED_STRICT, f"{why}; the strict kernel ({FUSED_STRICT}) does", strict)
-                return Route(GENERAL, why)
+                return Route(GENERAL, f"{want} differs from eager by {d:.1e} at this shape (bound {bound:.1e}): "
+                                      "PyTorch's 1x1 conv does not round as the kernel does here")
         return Route(want, "", ext)
     if x.is_cuda:
         shape = dict(B=B, C_in=C_in, C_out=w_pw.shape[0], T=T, K=K, dilation=dil, bias=b_pw is not None)

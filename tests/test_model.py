@@ -100,35 +100,6 @@ def test_empty_batch_and_forced_routes_on_cpu():
     assert fj.ModelNew(6, 5, 3, variant=fj.EAGER).route(x).name == fj.EAGER
 
 
-def test_strict_kernel_takes_a_shape_the_tf32_kernel_leaves(monkeypatch):
-    """routing.strict_fallback, the rule (fakes for the strict extension and the probe; the GPU test runs the real ones):
-    where the TF32 kernel's probe failed, a float32 shape goes to the strict kernel if it accepts the shape and its own
-    probe passes, and to the general path (None) if it refuses the shape or differs from eager too; never for another
-    preferred kernel or dtype."""
-    import fusedkit.routing as routing
-
-    class Ext:
-        refusal = None
-
-        def why_unsupported(self, x, *args):
-            return self.refusal
-
-    ext, probed = Ext(), []
-    monkeypatch.setattr(routing, "load", lambda v: ext if v == fj.FUSED_STRICT else pytest.fail(f"loaded {v}"))
-    diff = [0.0]
-    monkeypatch.setattr(routing, "probe_against_eager", lambda e, x, args: (probed.append(e), (diff[0], 1e-5))[1])
-    model = fj.Model(64, 48, 5, 2)
-    x, args = torch.randn(2, 64, 100), fj.forward_args(model)
-    assert routing.strict_fallback(fj.FUSED_TF32, x, args) is ext and probed == [ext]
-    diff[0] = 3e-5  # the strict kernel differs from eager as well: the general path
-    assert routing.strict_fallback(fj.FUSED_TF32, x, args) is None
-    diff[0], ext.refusal = 0.0, "T must be a multiple of 4"
-    assert routing.strict_fallback(fj.FUSED_TF32, x, args) is None and len(probed) == 2  # refused: never probed
-    ext.refusal = None
-    assert routing.strict_fallback(fj.FUSED_16BIT, x, args) is None
-    assert routing.strict_fallback(fj.FUSED_TF32, x.double(), args) is None and len(probed) == 2
-
-
 def test_training_gets_eagers_gradients_cpu():
     """Gradients arrive (a residual block, as users train it) and equal eager's."""
     torch.manual_seed(1)
