@@ -2,7 +2,7 @@
 # One GPU run on the H200 (run from the repo root by the device tool): build every CUDA variant, check
 # the battery, compute-sanitizer memcheck + racecheck, bench (fp32 and bf16), GPU tests, notebooks.
 #   scripts/h200.sh [install] [build] [check] [sanitize] [bench] [test] [test_sanitize] [kernelbench] [export_timing] [backward]
-#                   [backward_ab] [train] [shapes] [knobs] [pairs] [targets] [skeleton] [launch_cost] [traces] [fetch_probe] [prebuild] [suite_builds]
+#                   [backward_ab] [train] [pw_numerics] [shapes] [knobs] [pairs] [targets] [skeleton] [launch_cost] [traces] [fetch_probe] [prebuild] [suite_builds]
 #                   [ncu_mem] [notebooks]
 #   scripts/h200.sh verify: every stage a launcher, general-path or training change needs (~12 min, more than one
 #   device call allows: split it as `build test sanitize`, then `build export_timing kernelbench backward train shapes`)
@@ -155,6 +155,11 @@ for stage in $stages; do
     log "training check (scripts/train_check.py) and the operator's cost (scripts/op_overhead.py)"
     timeout 120 python3 scripts/train_check.py --out "$OUT" 2>&1 | grep -v -i warn
     timeout 90 python3 scripts/op_overhead.py 2>&1 | grep -v -i warn ;;
+  pw_numerics)
+    # which rounding eager's forward 1x1 conv has at each B and T (C 128), and cuDNN's kernels for it: where it is not
+    # the TF32 kernels' (round to nearest even), ModelNew runs the general path (scripts/pw_forward_numerics.py)
+    log "pw_numerics"
+    timeout 120 python3 scripts/pw_forward_numerics.py 2>&1 | grep -v -i warn ;;
   shapes)
     log "shape sweep"
     timeout ${SHAPES_TIMEOUT:-300} python3 fused_jit.py shape-sweep ${SHAPES_ARGS:-} 2>&1 | grep -v -i "warn\|it/s\]\|return fn"

@@ -1,0 +1,67 @@
+"""Which numerics eager's forward 1x1 conv (cuDNN, y = W_pw act + b) has at each batch and length, under PyTorch's
+defaults (TF32 on), and which kernels cuDNN runs for it: y against y computed in float64 from the operands rounded to
+TF32 by round to nearest even (what the TF32 fused kernels do, common.cuh's tc_tf32), by truncation (the low 13 bits
+dropped), and as they are (float32). Why: ModelNew probes its TF32 kernel against eager at a shape's first call
+(routing.probe_against_eager); at B 64, C 128, T 2048 and 4096 the probe failed (1.1e-4 against a bound of 1.7e-5) and
+the strict kernel's probe failed as well (logs/2026-12-07_81730f9_strict_fallback_tests_shapes_h100.log), so ModelNew
+runs the general path there: 237 and 451 us on an H100, where the TF32 kernel itself ran B 64 T 4096 in 103-104 us
+(logs/2026-12-07_8e9f994_silu_guard_depthwise_bounds_h100.log). The column nearest 0 names the rounding a kernel would
+need to serve such a shape with eager's numbers.
+    python scripts/pw_forward_numerics.py [--C 128] [--shapes 16x2048,64x2048,...]"""
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fused_jit import tf32_rne  # noqa: E402
+
+
+def tf32_truncated(t: torch.Tensor) -> torch.Tensor:
+    return (t.contiguous().view(torch.int32) & ~0x1FFF).view(torch.float32)
+
+
+def cudnn_kernels(fn) -> str:
+    """The names of the GPU kernels one call of fn runs (the profiler's CUDA events), shortened."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return "; ".join(sorted({e.name[:70] for e in prof.events() if e.device_type.name == "CUDA"}))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--C", type=int, default=128, help="C_in = C_out")
+    ap.add_argument("--shapes", default="16x2048,32x2048,64x2048,16x16384,64x4096,1x2048,1x16384",
+                    help="BxT pairs, comma-separated")
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("no CUDA GPU visible: this script reads cuDNN's numerics on the GPU")
+        return 0
+    print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}, "
+          f"allow_tf32 {torch.backends.cudnn.allow_tf32}, C {a.C}")
+    print(f"{'B':>4} {'T':>6}  max|y - ref|/max: {'tf32 rne':>9} {'tf32 trunc':>10} {'fp32':>9}  -> nearest; kernels")
+    for bt in a.shapes.split(","):
+        B, T = (int(v) for v in bt.split("x"))
+        torch.manual_seed(B * 100003 + T)
+        act = F.silu(torch.randn(B, a.C, T, device="cuda"))  # a SiLU's outputs, as the 1x1 conv sees them
+        w = torch.randn(a.C, a.C, 1, device="cuda") / a.C ** 0.5
+        b = torch.rand(a.C, device="cuda") - 0.5
+        y = F.conv1d(act, w, b)
+        refs = {"tf32 rne": (tf32_rne(w), tf32_rne(act)), "tf32 trunc": (tf32_truncated(w), tf32_truncated(act)),
+                "fp32": (w, act)}
+        d = {}
+        for name, (ww, aa) in refs.items():
+            ref = torch.einsum("oc,bct->bot", ww[:, :, 0].double(), aa.double()) + b.double()[None, :, None]
+            d[name] = float((y.double() - ref).abs().max()) / float(ref.abs().max())
+        near = min(d, key=d.get)
+        print(f"{B:4d} {T:6d}  {'':17} {d['tf32 rne']:9.2e} {d['tf32 trunc']:10.2e} {d['fp32']:9.2e}  -> {near}; "
+              f"{cudnn_kernels(lambda: F.conv1d(act, w, b))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
