@@ -218,16 +218,17 @@ def split_case(B: int, C: int, C_out: int, T: int, K: int, dilation: int, bias: 
     return (gy, x, w, b, w_pw, dilation, pad), refs, tols
 
 
-def silu_exhaustive(run: bool = True, guard: int | None = None) -> str:
+def silu_exhaustive(run: bool = True, guard: int | None = None, rna: bool = False) -> str:
     """common.cuh's guarded SiLU against eager's, both rounded to tf32 and to bf16, at all 2^32 float32 inputs:
     scripts/silu_exhaustive.cu built by nvcc with the JIT's device flags (cached by source hash under build_root())
     and, if `run`, run on the GPU. Returns its report (fallback rates and ulp distances per band of |v|); raises
     RuntimeError with the report if the build fails or any input's rounded value differs from eager's.
-    `guard` overrides FUSED_SILU_GUARD (ulp)."""
+    `guard` overrides FUSED_SILU_GUARD (ulp); `rna` builds it with FUSED_TF32_RNA=1 (the tf32 side rounds ties away)."""
     src = ROOT / "scripts" / "silu_exhaustive.cu"
     arch = cuda_arch().replace(".", "").rstrip("a")  # "9.0" or "9.0a" -> sm_90a (the rungs' target)
     flags = ["-std=c++17", "-O3", f"-gencode=arch=compute_{arch}a,code=sm_{arch}a", f"-I{KERNELS_DIR}"]
     flags += [] if guard is None else [f"-DFUSED_SILU_GUARD={int(guard)}"]
+    flags += ["-DFUSED_TF32_RNA=1"] if rna else []
     h = hashlib.sha256(repr(flags).encode())
     for f in (src, src.with_name("standalone_check.cuh"), KERNELS_DIR / "common.cuh", KERNELS_DIR / "fused_args.h"):
         h.update(f.read_bytes())  # what the harness includes: an edit rebuilds it

@@ -60,9 +60,13 @@ TUNED_JSON = ROOT / "results" / "tuned.json"
 #      for bit as eager) followed by PyTorch's own 1x1 conv, which follows the TF32 switch as eager's does.
 #   3. Where PyTorch is measured faster (eager_is_faster: the shape sweep's result) or the input is empty:
 #      EAGER, PyTorch's own ops.
+#   Where the TF32 kernel leaves eager's numbers at a shape (its probe at the shape's first call: cuDNN's 1x1 conv
+#   rounds differently there), its ties-away build (TF32_TIES_AWAY, common.cuh's FUSED_TF32_RNA) is probed next,
+#   and serves the shape if it matches eager (prepared 2026-12-07: docs/ladder.md, "Runs of 2026-12-07, noon").
 # A route other than the fused kernel is announced once per reason (a UserWarning) and `ModelNew.route(x)` says
 # which route a given input takes and why. CPU input: the CPU variant (float32), else PyTorch.
 FUSED_TF32, FUSED_STRICT, FUSED_16BIT = DEFAULT_VARIANT, "wgmma_3xtf32", "wgmma_bf16"
+TF32_TIES_AWAY = {"FUSED_TF32_RNA": "1"}  # the knob of FUSED_TF32's ties-away build (route name "VARIANT:FUSED_TF32_RNA=1")
 
 
 def clone_target(spec: str, dtype: str) -> float:

@@ -134,6 +134,43 @@ __device__ __forceinline__ uint32_t tc_tf32(float v) {
   return tc_tf32_int(v);
 #endif
 }
+// FUSED_TF32_RNA=1 (prepared 2026-12-07, not yet run on a GPU): the forward TF32 GEMM's operands (W_pw and the
+// activations, rungs 09, 12, 13: tc_tf32_gemm below, silu_rounded<13>) rounded to nearest with ties away from zero,
+// as cvt.rna does; the 3xTF32 split and the backward's kernels keep RNE. Why: eager's 1x1 conv does not round as
+// RNE at every shape. At B 64, C 128, T 2048 ModelNew's probe found the TF32 kernel 1.1e-4 from eager (bound
+// 1.7e-5; logs/2026-12-07_81730f9_strict_fallback_tests_shapes_h100.log) and sent the shape to the general path
+// (237 us on an H100). A float64 model of the GEMM on the CPU (both operands rounded, against RNE's) gives 1.05e-4
+// there for ties away, 1.2e-3 for truncation and 2.9e-4 for W alone rounded (8.6e-5 for ties away at the headline,
+// the figure this comment gave before for cvt.rna against eager): ties away is the likeliest rounding of cuDNN's
+// kernel at that shape. routing.choose_route probes this build where the RNE build's probe fails; the GPU's own
+// reading is scripts/pw_forward_numerics.py. docs/ladder.md, "Runs of 2026-12-07, noon".
+#ifndef FUSED_TF32_RNA
+#define FUSED_TF32_RNA 0
+#endif
+// Ties away in integers (any arch; NaN as tc_tf32_int): add half the dropped ulp, clear the low bits.
+__device__ __forceinline__ uint32_t tc_tf32_rna_int(float v) {
+  const uint32_t u = __float_as_uint(v);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return u | 0x00400000u;
+  return (u + 0x1000u) & 0xffffe000u;
+}
+// The forward GEMM's operand rounding, and its integer form (scripts/silu_exhaustive.cu compares the two).
+__device__ __forceinline__ uint32_t tc_tf32_gemm_int(float v) {
+  if constexpr (FUSED_TF32_RNA != 0) return tc_tf32_rna_int(v);
+  else return tc_tf32_int(v);
+}
+__device__ __forceinline__ uint32_t tc_tf32_gemm(float v) {
+  if constexpr (FUSED_TF32_RNA != 0) {
+#if TC_TF32_ONE_INSTRUCTION
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+#else
+    return tc_tf32_rna_int(v);
+#endif
+  } else {
+    return tc_tf32(v);
+  }
+}
 // 3xTF32 split: v = big + small + O(2^-22 |v|); v - big is exact in fp32.
 __device__ __forceinline__ void tc_split_tf32(float v, uint32_t& big, uint32_t& small) {
   big = tc_tf32(v);
@@ -178,6 +215,8 @@ __device__ __forceinline__ float silu_act(float v) {
 }
 // fp32 -> tf32 (RNE, as tc_tf32) kept as a float: the activations as a TF32 GEMM operand.
 __device__ __forceinline__ float tc_round_tf32(float v) { return __uint_as_float(tc_tf32(v)); }
+// The same by the forward GEMM's rounding (tc_tf32_gemm: RNE, or ties away under FUSED_TF32_RNA).
+__device__ __forceinline__ float tc_round_tf32_gemm(float v) { return __uint_as_float(tc_tf32_gemm(v)); }
 // The same for 16 bytes of operands (the weight-gradient kernels' staged chunks).
 __device__ __forceinline__ float4 tc_round_tf32(float4 v) {
   return make_float4(tc_round_tf32(v.x), tc_round_tf32(v.y), tc_round_tf32(v.z), tc_round_tf32(v.w));
@@ -216,7 +255,7 @@ __device__ __forceinline__ bool silu_guard_ok(float v, float f) {
 template <int kDropped, int N>
 __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
   auto exact = [](float x) {
-    if constexpr (kDropped == 13) return tc_round_tf32(silu_act(x));
+    if constexpr (kDropped == 13) return tc_round_tf32_gemm(silu_act(x));
     else return __bfloat162float(__float2bfloat16_rn(silu_act(x)));
   };
   if constexpr (FUSED_SILU != 0 || FUSED_SILU_GUARD < 0) {
@@ -231,8 +270,9 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
     for (int i = 0; i < N; ++i) {
       const float f = silu_fast(v[i]);
       refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
-      // tf32 on sm_90: tc_tf32's one instruction for the ties-away form's two (ba760c1's knob)
-      if constexpr (kDropped == 13 && TC_TF32_ONE_INSTRUCTION) r[i] = __uint_as_float(tc_tf32(f));
+      // tf32 on sm_90: tc_tf32_gemm's one instruction for the ties-away form's two (ba760c1's knob); either is
+      // right here for RNE and for ties away (FUSED_TF32_RNA): a kept f is no tie
+      if constexpr (kDropped == 13 && TC_TF32_ONE_INSTRUCTION) r[i] = __uint_as_float(tc_tf32_gemm(f));
       else r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
     }
     if (__builtin_expect(refused != 0, 0)) {

@@ -658,7 +658,7 @@ struct WgTiles {
 // so W_pw's loads are not queued behind them).
 // W_pw's big part as the GEMM reads it (FUSED_ABLATE 32: unrounded); the split's small part is tc_tf32(w - big). One
 // formula for wg_fill_w's smem copy and wg_small_frags' register fragments (WG_W_SMALL_REGS), so both hold the same bits.
-__device__ __forceinline__ float wg_w_big(float w) { return FUSED_ABLATE & 32 ? w : __uint_as_float(tc_tf32(w)); }
+__device__ __forceinline__ float wg_w_big(float w) { return FUSED_ABLATE & 32 ? w : __uint_as_float(tc_tf32_gemm(w)); }
 struct WgNoHook {
   __device__ void operator()() const {}
 };

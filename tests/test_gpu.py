@@ -226,6 +226,9 @@ def test_guarded_silu_is_eagers_at_every_input():
     report = fj.silu_exhaustive()
     print(report)
     assert "mismatches: tf32 0, bf16 0" in report
+    rna = fj.silu_exhaustive(rna=True)  # FUSED_TF32_RNA's builds: the tf32 side against ties away of eager's SiLU
+    print(rna)
+    assert "FUSED_TF32_RNA=1" in rna and "mismatches: tf32 0, bf16 0" in rna
     with pytest.raises(RuntimeError, match="FAIL"):
         fj.silu_exhaustive(guard=0)
 
@@ -348,6 +351,32 @@ def test_modelnew_runs_the_wide_kernel_where_it_pays():
         y_eager = fj.eager_output(model, x)
         with torch.no_grad(), _quiet():
             assert fj.max_diff(new(x), y_eager) <= 1e-5 * max(1.0, float(y_eager.abs().max()))
+
+
+def test_modelnew_runs_a_fused_kernel_at_b64_c128():
+    """B 64, C 128, T 2048 with TF32 on, where every sweep since 2026-12-02 took the general path (the TF32 kernel 1.1e-4
+    from eager: cuDNN's 1x1 conv rounds otherwise there): ModelNew runs the TF32 kernel or its ties-away build
+    (common.cuh's FUSED_TF32_RNA, routing.ties_away_build), not the general path, within 1e-5 x max |y| of eager, and
+    the route says why where it is the ties-away build. That build also passes the kernel battery (float64 reference,
+    NaN-poisoned output, odd shapes) within the TF32 class's bound. Prepared 2026-12-07, not yet run on a GPU."""
+    away = fj.ties_away_name(fj.FUSED_TF32)
+    variant, defines = fj.variant_spec(away)
+    table, ok = fj.check(variant, defines=defines)
+    assert ok, table[table.status != "pass"].to_string()
+    shape = dict(B=64, C_in=128, C_out=128, T=2048, K=5, dilation=2, bias=True)
+    model, x = fj.make_case(shape, torch.float32, "cuda", seed=64)
+    new = fj.ModelNew(128, 128, 5, 2).cuda()
+    new.load_state_dict(model.state_dict())
+    with fj.cudnn_tf32(True):
+        fj.reset_route_cache()
+        r = new.route(x)
+        print(r)
+        assert r.name in (fj.FUSED_TF32, away), r
+        assert r.name == fj.FUSED_TF32 or "ties-away build" in r.reason, r
+        y_eager = fj.eager_output(model, x)
+        with torch.no_grad(), _quiet():
+            y = new(x)
+    assert fj.max_diff(y, y_eager) <= 1e-5 * max(1.0, float(y_eager.abs().max()))
 
 
 TRAIN_SHAPES = [fj.HEADLINE,                                                            # a fused rung

@@ -199,8 +199,10 @@ def test_builds_in_threads_keep_their_own_compiler_environment(monkeypatch, tmp_
 
 
 def test_silu_exhaustive_checker_compiles():
-    """The exhaustive check of common.cuh's guarded SiLU builds here too (it runs on the GPU: test_gpu.py)."""
+    """The exhaustive check of common.cuh's guarded SiLU builds here too (it runs on the GPU: test_gpu.py), also with
+    FUSED_TF32_RNA=1 (ties away: cvt.rna.tf32.f32 assembles for the rungs' target)."""
     assert fj.silu_exhaustive(run=False) == ""
+    assert fj.silu_exhaustive(run=False, rna=True) == ""
 
 
 def test_backward_build_spec_takes_a_kernels_copy_or_knobs_and_names_both_forms_otherwise():

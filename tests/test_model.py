@@ -100,6 +100,40 @@ def test_empty_batch_and_forced_routes_on_cpu():
     assert fj.ModelNew(6, 5, 3, variant=fj.EAGER).route(x).name == fj.EAGER
 
 
+def test_ties_away_build_serves_a_shape_the_tf32_kernel_leaves(monkeypatch):
+    """routing.ties_away_build, the rule (fakes for the extension and the probe; the GPU test runs the real ones): where
+    the TF32 kernel's probe failed, a float32 shape goes to the TF32 variant's FUSED_TF32_RNA build if that accepts the
+    shape and its own probe passes, and to the general path (None) if it refuses the shape or differs from eager too;
+    never for another preferred kernel or dtype. Its route name is a spec fj.variant_spec reads back."""
+    import fusedkit.routing as routing
+
+    class Ext:
+        refusal = None
+
+        def why_unsupported(self, x, *args):
+            return self.refusal
+
+    ext, probed, loaded = Ext(), [], []
+    monkeypatch.setattr(routing, "load", lambda v, d=None: (loaded.append((v, d)), ext)[1])
+    diff = [0.0]
+    monkeypatch.setattr(routing, "probe_against_eager", lambda e, x, args: (probed.append(e), (diff[0], 1e-5))[1])
+    model = fj.Model(64, 48, 5, 2)
+    x, args = torch.randn(2, 64, 100), fj.forward_args(model)
+    assert routing.ties_away_build(fj.FUSED_TF32, x, args) is ext and probed == [ext]
+    assert loaded[0] == (fj.FUSED_TF32, fj.defines_over_tuned(fj.FUSED_TF32, fj.TF32_TIES_AWAY))
+    assert loaded[0][1]["FUSED_TF32_RNA"] == "1"
+    diff[0] = 3e-5  # the ties-away build differs from eager as well: the general path
+    assert routing.ties_away_build(fj.FUSED_TF32, x, args) is None
+    diff[0], ext.refusal = 0.0, "T must be a multiple of 4"
+    assert routing.ties_away_build(fj.FUSED_TF32, x, args) is None and len(probed) == 2  # refused: never probed
+    ext.refusal = None
+    assert routing.ties_away_build(fj.FUSED_STRICT, x, args) is None
+    assert routing.ties_away_build(fj.FUSED_16BIT, x, args) is None
+    assert routing.ties_away_build(fj.FUSED_TF32, x.double(), args) is None and len(probed) == 2
+    name = fj.ties_away_name(fj.FUSED_TF32)
+    assert fj.variant_spec(name) == (fj.FUSED_TF32, fj.defines_over_tuned(fj.FUSED_TF32, fj.TF32_TIES_AWAY))
+
+
 def test_training_gets_eagers_gradients_cpu():
     """Gradients arrive (a residual block, as users train it) and equal eager's."""
     torch.manual_seed(1)

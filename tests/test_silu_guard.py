@@ -13,10 +13,11 @@ import torch
 GUARD = 16  # FUSED_SILU_GUARD's default
 
 
-def rounded(u: np.ndarray, dropped: int) -> np.ndarray:
-    """The kernels' rounding of finite float32 bit patterns: RNE for TF32 (13 dropped bits), ties-away for bf16."""
+def rounded(u: np.ndarray, dropped: int, ties_away: bool = False) -> np.ndarray:
+    """The kernels' rounding of finite float32 bit patterns: RNE for TF32 (13 dropped bits; ties away under
+    FUSED_TF32_RNA: `ties_away`), ties-away for bf16."""
     half, keep = np.uint32(1 << (dropped - 1)), np.uint32(~((1 << dropped) - 1) & 0xFFFFFFFF)
-    if dropped == 13:
+    if dropped == 13 and not ties_away:
         return (u + np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1))) & keep
     return (u + half) & keep
 
@@ -26,13 +27,15 @@ def accepted_by_bits(u: np.ndarray, dropped: int) -> np.ndarray:
     return ((u + half + np.uint32(GUARD)) & mask) > np.uint32(2 * GUARD)
 
 
-def accepted_by_distance(u: np.ndarray, dropped: int) -> np.ndarray:
+def accepted_by_distance(u: np.ndarray, dropped: int, ties_away: bool = False) -> np.ndarray:
     inner = np.uint32((1 << (dropped - 1)) - GUARD - 1)
-    return (u - rounded(u, dropped) + inner) <= np.uint32(2) * inner
+    return (u - rounded(u, dropped, ties_away) + inner) <= np.uint32(2) * inner
 
 
-@pytest.mark.parametrize("dropped", [13, 16], ids=["tf32", "bf16"])
-def test_guard_accepts_what_lies_off_the_midpoints(dropped):
+@pytest.mark.parametrize("dropped,ties_away", [(13, False), (13, True), (16, False)], ids=["tf32", "tf32_rna", "bf16"])
+def test_guard_accepts_what_lies_off_the_midpoints(dropped, ties_away):
+    """tf32_rna: the same guard under FUSED_TF32_RNA (the TF32 rounding ties away): it accepts the same values, and
+    there the two TF32 roundings agree (no accepted value is a tie), so the kept fast path is right for either."""
     low = np.arange(1 << 17, dtype=np.uint32)  # every pattern of the low 17 bits (13 or 16 dropped, plus the kept lsb)
     highs = [0x00000000, 0x3F800000, 0x3FFE0000, 0x41700000, 0x7F000000, 0x7F7E0000, 0x80000000, 0xBF800000,
              0xC17E0000, 0xFF7E0000]  # zero, 1, just below 2, 15, a large and the largest binade's top, negatives
@@ -40,8 +43,12 @@ def test_guard_accepts_what_lies_off_the_midpoints(dropped):
         for high in highs:
             u = np.uint32(high) | low
             u = u[(u & np.uint32(0x7F800000)) != np.uint32(0x7F800000)]  # finite only: inf and NaN are refused by |v|
-            by_bits, by_distance = accepted_by_bits(u, dropped), accepted_by_distance(u, dropped)
+            by_bits, by_distance = accepted_by_bits(u, dropped), accepted_by_distance(u, dropped, ties_away)
             assert np.array_equal(by_bits, by_distance), hex(int(u[np.argmax(by_bits != by_distance)]))
+            if ties_away:
+                kept = u[by_bits]
+                assert np.array_equal(rounded(kept, 13), rounded(kept, 13, True))
+                assert not np.array_equal(rounded(u, 13), rounded(u, 13, True))  # the ties themselves differ
             assert 0.99 < by_bits.mean() < 1.0  # the guard refuses a few values near each midpoint, not all or none
 
 
