@@ -135,19 +135,22 @@ __device__ __forceinline__ uint32_t tc_tf32(float v) {
 #endif
 }
 // FUSED_TF32_RNA=1 (prepared 2026-12-07, not yet run on a GPU): the forward TF32 GEMM's operands (W_pw and the
-// activations, rungs 09, 12, 13: tc_tf32_gemm below, silu_rounded<13>) rounded to nearest with ties away from zero,
-// as cvt.rna does; the 3xTF32 split and the backward's kernels keep RNE. Why: eager's 1x1 conv does not round as
-// RNE at every shape. At B 64, C 128, T 2048 ModelNew's probe found the TF32 kernel 1.1e-4 from eager (bound
-// 1.7e-5; logs/2026-12-07_81730f9_strict_fallback_tests_shapes_h100.log) and sent the shape to the general path
+// activations, rungs 09, 12, 13: tc_tf32_gemm below, silu_rounded<13>) rounded to nearest with ties away from zero, as
+// cvt.rna does (in integers, below); the 3xTF32 split and the backward's kernels keep RNE. Why: eager's 1x1 conv does
+// not round as RNE at every shape. At B 64, C 128, T 2048 ModelNew's probe found the TF32 kernel 1.1e-4 from eager
+// (bound 1.7e-5; logs/2026-12-07_81730f9_strict_fallback_tests_shapes_h100.log) and sent the shape to the general path
 // (237 us on an H100). A float64 model of the GEMM on the CPU (both operands rounded, against RNE's) gives 1.05e-4
-// there for ties away, 1.2e-3 for truncation and 2.9e-4 for W alone rounded (8.6e-5 for ties away at the headline,
-// the figure this comment gave before for cvt.rna against eager): ties away is the likeliest rounding of cuDNN's
-// kernel at that shape. routing.choose_route probes this build where the RNE build's probe fails; the GPU's own
-// reading is scripts/pw_forward_numerics.py. docs/ladder.md, "Runs of 2026-12-07, noon".
+// there for ties away, 1.2e-3 for truncation and 2.9e-4 for W alone rounded (8.6e-5 for ties away at the headline, the
+// figure this comment gave before for cvt.rna against eager; logs/2026-12-07_724e8ac_pw_rounding_model_cpu.log): ties
+// away is the likeliest rounding of cuDNN's kernel at that shape. routing.choose_route probes this build where the RNE
+// build's probe fails; the GPU's own reading is scripts/pw_forward_numerics.py. docs/ladder.md, "Runs of 2026-12-07,
+// noon".
 #ifndef FUSED_TF32_RNA
 #define FUSED_TF32_RNA 0
 #endif
-// Ties away in integers (any arch; NaN as tc_tf32_int): add half the dropped ulp, clear the low bits.
+// Ties away in integers (any arch; NaN as tc_tf32_int): add half the dropped ulp, clear the low bits. Not cvt.rna:
+// on sm_90 that is no one instruction either (ptxas emits FSETP, IADD, LOP3), and it clears a NaN's low payload bits,
+// which turns a NaN whose payload lies only there into an infinity.
 __device__ __forceinline__ uint32_t tc_tf32_rna_int(float v) {
   const uint32_t u = __float_as_uint(v);
   if ((u & 0x7fffffffu) > 0x7f800000u) return u | 0x00400000u;
@@ -159,17 +162,8 @@ __device__ __forceinline__ uint32_t tc_tf32_gemm_int(float v) {
   else return tc_tf32_int(v);
 }
 __device__ __forceinline__ uint32_t tc_tf32_gemm(float v) {
-  if constexpr (FUSED_TF32_RNA != 0) {
-#if TC_TF32_ONE_INSTRUCTION
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-    return r;
-#else
-    return tc_tf32_rna_int(v);
-#endif
-  } else {
-    return tc_tf32(v);
-  }
+  if constexpr (FUSED_TF32_RNA != 0) return tc_tf32_rna_int(v);
+  else return tc_tf32(v);
 }
 // 3xTF32 split: v = big + small + O(2^-22 |v|); v - big is exact in fp32.
 __device__ __forceinline__ void tc_split_tf32(float v, uint32_t& big, uint32_t& small) {
@@ -270,9 +264,10 @@ __device__ __forceinline__ void silu_rounded(float (&v)[N]) {
     for (int i = 0; i < N; ++i) {
       const float f = silu_fast(v[i]);
       refused |= static_cast<uint32_t>(!silu_guard_ok<kDropped>(v[i], f)) << i;
-      // tf32 on sm_90: tc_tf32_gemm's one instruction for the ties-away form's two (ba760c1's knob); either is
-      // right here for RNE and for ties away (FUSED_TF32_RNA): a kept f is no tie
-      if constexpr (kDropped == 13 && TC_TF32_ONE_INSTRUCTION) r[i] = __uint_as_float(tc_tf32_gemm(f));
+      // tf32 on sm_90: tc_tf32's one instruction for the ties-away form's two (ba760c1's knob); either is right
+      // here for RNE and for ties away (FUSED_TF32_RNA, which takes the two: a kept f is finite and no tie)
+      if constexpr (kDropped == 13 && TC_TF32_ONE_INSTRUCTION && FUSED_TF32_RNA == 0)
+        r[i] = __uint_as_float(tc_tf32(f));
       else r[i] = __uint_as_float((__float_as_uint(f) + kHalf) & kKeep);
     }
     if (__builtin_expect(refused != 0, 0)) {

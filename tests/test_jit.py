@@ -200,7 +200,7 @@ def test_builds_in_threads_keep_their_own_compiler_environment(monkeypatch, tmp_
 
 def test_silu_exhaustive_checker_compiles():
     """The exhaustive check of common.cuh's guarded SiLU builds here too (it runs on the GPU: test_gpu.py), also with
-    FUSED_TF32_RNA=1 (ties away: cvt.rna.tf32.f32 assembles for the rungs' target)."""
+    FUSED_TF32_RNA=1 (the tf32 side rounding ties away)."""
     assert fj.silu_exhaustive(run=False) == ""
     assert fj.silu_exhaustive(run=False, rna=True) == ""
 
