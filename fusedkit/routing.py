@@ -76,8 +76,8 @@ def ties_away_build(want: str, x: torch.Tensor, args: tuple):
     probe found the TF32 kernel 1.1e-4 from eager (2026-12-07 on an H100; the sweeps since 2026-12-02 on both cards
     sent the shape to the general path), and a float64 model of the GEMM puts ties away at 1.05e-4 from round to
     nearest even there, truncation at 1.2e-3 (logs/2026-12-07_724e8ac_pw_rounding_model_cpu.log): cuDNN's kernel at
-    that shape likely rounds ties away. Prepared, not yet
-    run on a GPU (tests/test_gpu.py, test_modelnew_runs_a_fused_kernel_at_b64_c128)."""
+    that shape likely rounds ties away. Prepared, not yet run on a GPU (tests/test_gpu.py,
+    test_modelnew_runs_a_fused_kernel_at_b64_c128)."""
     if want != FUSED_TF32 or x.dtype != torch.float32:
         return None
     ext = load(want, defines_over_tuned(want, TF32_TIES_AWAY))
@@ -89,7 +89,7 @@ def ties_away_build(want: str, x: torch.Tensor, args: tuple):
 
 @dataclass(frozen=True)
 class Route:
-    name: str  # a variant, GENERAL or EAGER
+    name: str  # a variant, a knob build's spec (ties_away_name), GENERAL or EAGER
     reason: str  # why this route ("" for the preferred fused kernel)
     ext: object = None  # the loaded extension of a variant route
 
