@@ -28,9 +28,8 @@ from .jit import (KernelBuildError, cuda_home, build_root, cuda_arch, source_has
 from .prebuild import GPU_SUITE_BUILDS, read_build_list, build_one, prebuild
 from .check import (shape_battery, wide_shapes, make_case, reference, eager_output, max_diff, rel_err, gradients, smem_poisoner,
                     tf32_rne, DW_WGRAD_OUTPUTS, dw_wgrad_case, SPLIT_OUTPUTS, split_case, silu_exhaustive, run_variant, check)
-from .routing import (Route, ModelNew, choose_route, preferred_variant, probe_against_eager, ties_away_build, ties_away_name,
-                      eager_forward,
-                      general_forward, eager_is_faster, eager_backward, dwsep_conv1d,
+from .routing import (Route, ModelNew, choose_route, preferred_variant, probe_against_eager, ties_away_build,
+                      ties_away_name, eager_forward, general_forward, eager_is_faster, eager_backward, dwsep_conv1d,
                       dwsep_conv1d_backward, reset_route_cache)
 from .timing import (Timer, host_time_us, kernel_times, kernel_summary, interleaved_rows, training_step_fn, backward_fn, BuildModel, min_bytes, flops, copy_bandwidth, callable_for, cudnn_tf32,
                      deterministic_algorithms, bench, defines_str,

@@ -66,7 +66,7 @@ TUNED_JSON = ROOT / "results" / "tuned.json"
 # A route other than the fused kernel is announced once per reason (a UserWarning) and `ModelNew.route(x)` says
 # which route a given input takes and why. CPU input: the CPU variant (float32), else PyTorch.
 FUSED_TF32, FUSED_STRICT, FUSED_16BIT = DEFAULT_VARIANT, "wgmma_3xtf32", "wgmma_bf16"
-TF32_TIES_AWAY = {"FUSED_TF32_RNA": "1"}  # the knob of FUSED_TF32's ties-away build (route name "VARIANT:FUSED_TF32_RNA=1")
+TF32_TIES_AWAY = {"FUSED_TF32_RNA": "1"}  # FUSED_TF32's ties-away build (route name "VARIANT:FUSED_TF32_RNA=1")
 
 
 def clone_target(spec: str, dtype: str) -> float:

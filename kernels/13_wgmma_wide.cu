@@ -104,12 +104,14 @@ __global__ void __launch_bounds__(kWideThreads, 1)
   for (int c = 0; c < NC; ++c) {
     const int s = c % S;
     mbar_wait(&bar[s], (c / S) & 1);
-    // (a) W_pw box -> TF32 (tc_tf32_gemm: to nearest even; ties away under FUSED_TF32_RNA) in place: 2048 float4 over 512 threads
+    // (a) W_pw box -> TF32 in place (tc_tf32_gemm: to nearest even; ties away under FUSED_TF32_RNA): 2048 float4 over
+    // 512 threads
     float4* wst = reinterpret_cast<float4*>(smem + s * kWideWBytes);
 #pragma unroll
     for (int r = 0; r < (WIDE_SKIP & 8 ? 0 : 4); ++r) {
       float4 w = wst[tid + r * kWideThreads];
-      w.x = tc_round_tf32_gemm(w.x); w.y = tc_round_tf32_gemm(w.y); w.z = tc_round_tf32_gemm(w.z); w.w = tc_round_tf32_gemm(w.w);
+      w.x = tc_round_tf32_gemm(w.x); w.y = tc_round_tf32_gemm(w.y);
+      w.z = tc_round_tf32_gemm(w.z); w.w = tc_round_tf32_gemm(w.w);
       wst[tid + r * kWideThreads] = w;
     }
     // (b) act of channels 32 c + {2 warp, 2 warp + 1}, steps lane + 32 j: act[step][channel], swizzled K-major

@@ -136,15 +136,15 @@ __device__ __forceinline__ uint32_t tc_tf32(float v) {
 }
 // FUSED_TF32_RNA=1 (prepared 2026-12-07, not yet run on a GPU): the forward TF32 GEMM's operands (W_pw and the
 // activations, rungs 09, 12, 13: tc_tf32_gemm below, silu_rounded<13>) rounded to nearest with ties away from zero, as
-// cvt.rna does (in integers, below); the 3xTF32 split and the backward's kernels keep RNE. Why: eager's 1x1 conv does
-// not round as RNE at every shape. At B 64, C 128, T 2048 ModelNew's probe found the TF32 kernel 1.1e-4 from eager
-// (bound 1.7e-5; logs/2026-12-07_81730f9_strict_fallback_tests_shapes_h100.log) and sent the shape to the general path
-// (237 us on an H100). A float64 model of the GEMM on the CPU (both operands rounded, against RNE's) gives 1.05e-4
-// there for ties away, 1.2e-3 for truncation and 2.9e-4 for W alone rounded (8.6e-5 for ties away at the headline, the
-// figure this comment gave before for cvt.rna against eager; logs/2026-12-07_724e8ac_pw_rounding_model_cpu.log): ties
-// away is the likeliest rounding of cuDNN's kernel at that shape. routing.choose_route probes this build where the RNE
-// build's probe fails; the GPU's own reading is scripts/pw_forward_numerics.py. docs/ladder.md, "Runs of 2026-12-07,
-// noon".
+// cvt.rna does (in integers, below); the 3xTF32 split of the activations and the backward's kernels keep RNE. Why:
+// eager's 1x1 conv does not round as RNE at every shape. At B 64, C 128, T 2048 ModelNew's probe found the TF32 kernel
+// 1.1e-4 from eager (bound 1.7e-5; logs/2026-12-07_81730f9_strict_fallback_tests_shapes_h100.log) and sent the shape to
+// the general path (237 us on an H100). A float64 model of the GEMM on the CPU (both operands rounded, against RNE's)
+// gives 1.05e-4 there for ties away, 1.2e-3 for truncation and 2.9e-4 for W alone rounded (8.6e-5 for ties away at the
+// headline, the figure this comment gave before for cvt.rna against eager;
+// logs/2026-12-07_724e8ac_pw_rounding_model_cpu.log): ties away is the likeliest rounding of cuDNN's kernel at that
+// shape. routing.choose_route probes this build where the RNE build's probe fails; the GPU's own reading is
+// scripts/pw_forward_numerics.py. docs/ladder.md, "Runs of 2026-12-07, noon".
 #ifndef FUSED_TF32_RNA
 #define FUSED_TF32_RNA 0
 #endif
@@ -156,11 +156,7 @@ __device__ __forceinline__ uint32_t tc_tf32_rna_int(float v) {
   if ((u & 0x7fffffffu) > 0x7f800000u) return u | 0x00400000u;
   return (u + 0x1000u) & 0xffffe000u;
 }
-// The forward GEMM's operand rounding, and its integer form (scripts/silu_exhaustive.cu compares the two).
-__device__ __forceinline__ uint32_t tc_tf32_gemm_int(float v) {
-  if constexpr (FUSED_TF32_RNA != 0) return tc_tf32_rna_int(v);
-  else return tc_tf32_int(v);
-}
+// The forward GEMM's operand rounding.
 __device__ __forceinline__ uint32_t tc_tf32_gemm(float v) {
   if constexpr (FUSED_TF32_RNA != 0) return tc_tf32_rna_int(v);
   else return tc_tf32(v);

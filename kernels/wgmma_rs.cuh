@@ -302,7 +302,8 @@ __global__ void __launch_bounds__(kRsThreads, 1) wg_rs_kernel(const TcParams p, 
 #pragma unroll
           for (int s = 0; s < RS_CHUNK; ++s)
 #pragma unroll
-            for (int r = 0; r < 4; ++r) tc_split_tf32(silu_eager(__uint_as_float(a[q & 1][s][r])), a[q & 1][s][r], as[q & 1][s][r]);
+            for (int r = 0; r < 4; ++r)
+              tc_split_tf32(silu_eager(__uint_as_float(a[q & 1][s][r])), a[q & 1][s][r], as[q & 1][s][r]);
         }
         wg_fence_regs<1, 64>(reinterpret_cast<float(&)[1][64]>(ds));
       } else if (!(FUSED_ABLATE & 1)) {

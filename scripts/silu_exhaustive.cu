@@ -2,9 +2,9 @@
 // 4 as the rungs call it) against eager's SiLU rounded the same way (tc_tf32(silu(v)), __float2bfloat16_rn(silu(v)))
 // at every one of the 2^32 float32 inputs, bit for bit; and the backward's SiLU terms 1 / (1 + e), v / (1 + e) by
 // div_newton (where div_newton_ok) against IEEE division, bit for bit; and silu_nocall against silu in float32, bit
-// for bit (NaN against NaN); and tc_tf32_gemm (cvt.rn.tf32.f32 on sm_90) against its integer form tc_tf32_gemm_int,
-// bit for bit (NaN against NaN). With -DFUSED_TF32_RNA=1 the tf32 side is ties away throughout (silu_rounded<13>
-// against the ties-away rounding of silu(v); tc_tf32_gemm is then its integer form itself).
+// for bit (NaN against NaN); and tc_tf32 (cvt.rn.tf32.f32 on sm_90) against its integer form tc_tf32_int, bit for bit
+// (NaN against NaN). With -DFUSED_TF32_RNA=1 silu_rounded<13> is compared with the ties-away rounding of silu(v)
+// (tc_tf32_gemm).
 // Reports the mismatches (the guard is wrong if there is one: exit status 1), how often the guard falls back to
 // eager's formula per band of |v|, and the largest distance in ulp between silu_fast and silu per band (what
 // FUSED_SILU_GUARD is weighed against: the exhaustive comparison, not this distance, decides). Built with the JIT's device flags (-O3, no fast math), as tests/test_gpu.py does:
@@ -28,7 +28,7 @@ struct Tally {
   unsigned int first_bad_div;
   unsigned long long mismatch_nocall;  // silu_nocall against silu (eager's formula), float32 bits
   unsigned int first_bad_nocall;
-  unsigned long long mismatch_cvt;  // tc_tf32_gemm (cvt.rn on sm_90) against its integer form, bits (NaN against NaN)
+  unsigned long long mismatch_cvt;  // tc_tf32 (cvt.rn.tf32.f32 on sm_90) against tc_tf32_int, bits (NaN against NaN)
   unsigned int first_bad_cvt;
 };
 
@@ -69,7 +69,7 @@ __global__ void exhaust(Tally* t) {
         ++mn;
         t->first_bad_nocall = bits;
       }
-      const uint32_t rc = tc_tf32_gemm(v), ri = tc_tf32_gemm_int(v);
+      const uint32_t rc = tc_tf32(v), ri = tc_tf32_int(v);
       if (rc != ri && !(isnan(__uint_as_float(rc)) && isnan(__uint_as_float(ri)))) {
         ++mc;
         t->first_bad_cvt = bits;
@@ -135,8 +135,7 @@ int main() {
   std::printf("backward SiLU terms 1/(1+e), v/(1+e) by div_newton: mismatches %llu, inputs left to IEEE division %llu\n",
               t.mismatch_div, t.div_fallback);
   std::printf("silu_nocall against silu (float32 bits): mismatches %llu\n", t.mismatch_nocall);
-  std::printf("tc_tf32_gemm (%s) against its integer form (bits; NaN against NaN): mismatches %llu\n",
-              FUSED_TF32_RNA ? "ties away, in integers" : "cvt.rn.tf32.f32", t.mismatch_cvt);
+  std::printf("tc_tf32 (cvt.rn.tf32.f32) against tc_tf32_int (bits; NaN against NaN): mismatches %llu\n", t.mismatch_cvt);
   const auto example = [](const char* kind, uint32_t bits) {
     std::printf("  e.g. %s at v = %.9g (0x%08x)\n", kind, host_float(bits), bits);
   };
