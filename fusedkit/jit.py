@@ -303,12 +303,15 @@ def _build_locked(name: str, arch: str, kwargs: dict, root: Path, verbose: bool)
     old_cpath = os.environ.get("CPATH")
     os.environ["CPATH"] = os.pathsep.join([*inc] + ([old_cpath] if old_cpath else []))
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            _cpp_extension().load_inline(name, build_directory=str(staging), verbose=verbose,
-                                         use_pch=_pch_ready(kwargs, root), **kwargs)
-    except RuntimeError as e:
-        raise _build_error(name, str(e)) from None
+        use_pch = _pch_ready(kwargs, root)
+        log = _load_inline(name, staging, verbose, use_pch, kwargs)
+        if log is not None and use_pch and _pch_suspect(log):
+            # another process rewrote or removed torch's PCH while this build read it: once more without it
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            log = _load_inline(name, staging, verbose, False, kwargs)
+        if log is not None:
+            raise _build_error(name, log)
     finally:
         if old_cpath is None:
             os.environ.pop("CPATH", None)
@@ -321,6 +324,32 @@ def _build_locked(name: str, arch: str, kwargs: dict, root: Path, verbose: bool)
     final = root / name
     shutil.rmtree(final, ignore_errors=True)
     os.replace(staging, final)  # atomic: a complete build or none
+
+
+def _load_inline(name: str, staging: Path, verbose: bool, use_pch: bool, kwargs: dict) -> str | None:
+    """torch's load_inline into `staging`; None when it built, else the build's log. torch decodes the compilers'
+    output as UTF-8 and raises UnicodeDecodeError on any other byte (a CI run met one): the log is then read
+    from the failed subprocess's own output, undecodable bytes replaced."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _cpp_extension().load_inline(name, build_directory=str(staging), verbose=verbose, use_pch=use_pch,
+                                         **kwargs)
+        return None
+    except RuntimeError as e:
+        return str(e)
+    except UnicodeDecodeError as e:
+        failed = e.__context__
+        out = getattr(failed, "output", None)
+        if not isinstance(out, (bytes, bytearray)):
+            raise
+        return f"{failed}\n" + bytes(out).decode("utf-8", errors="replace")
+
+
+def _pch_suspect(log: str) -> bool:
+    """Whether a failed build's log points at torch's precompiled header rather than at the sources: it names the
+    .gch file, or the compilers printed bytes that are not text (a PCH read while another process rewrote it)."""
+    return "extension.h.gch" in log or "\ufffd" in log
 
 
 _pch_state: dict = {}

@@ -97,6 +97,33 @@ def test_compile_error_names_the_kernel_file_and_line(kernels_copy):
         fj.load("naive", kernels_dir=kernels_copy)
 
 
+def test_build_log_with_bytes_that_are_not_utf8_still_names_the_error(tmp_path, monkeypatch):
+    """torch decodes the compilers' output as UTF-8; a byte that is not (a CI run met one) used to surface as a bare
+    UnicodeDecodeError. The error names the file and line, and a log that points at torch's PCH gets one plain
+    build more."""
+    import fusedkit.jit as jit
+    calls = []
+
+    class FakeTorchExt:
+        @staticmethod
+        def load_inline(name, build_directory, verbose, use_pch, **kw):
+            calls.append(use_pch)
+            out = b"[2/3] nvcc ...\n/k/01_naive.cu(17): error: expected a \";\"\n\xff\xfe garbage from a PCH\n"
+            try:
+                raise subprocess.CalledProcessError(1, ["ninja", "-v"], output=out)
+            except subprocess.CalledProcessError as e:
+                e.output.decode()  # what torch does: UnicodeDecodeError, this error as its context
+
+    monkeypatch.setattr(jit, "_cpp_extension", lambda: FakeTorchExt)
+    monkeypatch.setattr(jit, "_pch_ready", lambda kwargs, root: True)
+    with pytest.raises(fj.KernelBuildError) as err:
+        jit._build("fused_fake", "-", {}, tmp_path, False)
+    first = str(err.value).split("--- full build log ---")[0]
+    assert "01_naive.cu(17): error" in first, first
+    assert calls == [True, False]  # undecodable bytes: the PCH is suspect, so once more without it
+    assert not (tmp_path / "fused_fake").exists()  # nothing half-built is handed out
+
+
 def test_build_killed_midway_does_not_wedge_the_next_load(kernels_copy, tmp_path):
     env = {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
     code = f"import fused_jit; fused_jit.load('cpu', kernels_dir={str(kernels_copy)!r}); print('built')"
