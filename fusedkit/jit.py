@@ -291,8 +291,7 @@ def _build(name: str, arch: str, kwargs: dict, root: Path, verbose: bool):
 
 def _build_locked(name: str, arch: str, kwargs: dict, root: Path, verbose: bool):
     staging = root / f"{name}.building"
-    shutil.rmtree(staging, ignore_errors=True)  # a killed build's leftovers, torch's stale 'lock' among them
-    staging.mkdir(parents=True)
+    _empty_dir(staging)  # a killed build's leftovers, torch's stale 'lock' among them
     old_arch = os.environ.get("TORCH_CUDA_ARCH_LIST")
     if arch != "-":  # CUDA builds: the visible GPU's arch (or sm_90); CPU builds never read it
         os.environ["TORCH_CUDA_ARCH_LIST"] = arch
@@ -307,8 +306,7 @@ def _build_locked(name: str, arch: str, kwargs: dict, root: Path, verbose: bool)
         log = _load_inline(name, staging, verbose, use_pch, kwargs)
         if log is not None and use_pch and _pch_suspect(log):
             # another process rewrote or removed torch's PCH while this build read it: once more without it
-            shutil.rmtree(staging, ignore_errors=True)
-            staging.mkdir(parents=True)
+            _empty_dir(staging)
             log = _load_inline(name, staging, verbose, False, kwargs)
         if log is not None:
             raise _build_error(name, log)
@@ -324,6 +322,11 @@ def _build_locked(name: str, arch: str, kwargs: dict, root: Path, verbose: bool)
     final = root / name
     shutil.rmtree(final, ignore_errors=True)
     os.replace(staging, final)  # atomic: a complete build or none
+
+
+def _empty_dir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
 
 
 def _load_inline(name: str, staging: Path, verbose: bool, use_pch: bool, kwargs: dict) -> str | None:

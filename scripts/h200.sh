@@ -157,7 +157,8 @@ for stage in $stages; do
     timeout 90 python3 scripts/op_overhead.py 2>&1 | grep -v -i warn ;;
   pw_numerics)
     # which rounding eager's forward 1x1 conv has at each B and T (C 128), and cuDNN's kernels for it: where it is not
-    # the TF32 kernels' (round to nearest even), ModelNew runs the general path (scripts/pw_forward_numerics.py)
+    # the TF32 kernels' (round to nearest even), ModelNew probes their ties-away build (FUSED_TF32_RNA), then the
+    # general path (scripts/pw_forward_numerics.py)
     log "pw_numerics"
     timeout 120 python3 scripts/pw_forward_numerics.py 2>&1 | grep -v -i warn ;;
   shapes)

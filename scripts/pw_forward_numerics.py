@@ -32,6 +32,11 @@ def tf32_ties_away(t: torch.Tensor) -> torch.Tensor:
     return ((t.contiguous().view(torch.int32) + 0x1000) & ~0x1FFF).view(torch.float32)
 
 
+def conv1x1_f64(w: torch.Tensor, act: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """y = W_pw act + b in float64, from the operands as given (w: C_out x C_in)."""
+    return torch.einsum("oc,bct->bot", w.double(), act.double()) + b.double()[None, :, None]
+
+
 def rounding_model(batches=(16, 64), seed: int = 64) -> None:
     """The --cpu-model table: max |y_rounding - y_rne| in float64 for ties away, truncation and W_pw alone rounded."""
     import fused_jit as fj
@@ -40,8 +45,7 @@ def rounding_model(batches=(16, 64), seed: int = 64) -> None:
         model, x = fj.make_case(dict(fj.HEADLINE, B=B), torch.float32, "cpu", seed=seed)
         with torch.no_grad():
             act, w = F.silu(model.dw(x)), model.pw.weight[:, :, 0]
-            b = model.pw.bias.double()[None, :, None]
-            y = {name: torch.einsum("oc,bct->bot", fw(w).double(), fa(act).double()) + b for name, (fw, fa) in {
+            y = {name: conv1x1_f64(fw(w), fa(act), model.pw.bias) for name, (fw, fa) in {
                 "rne": (tf32_rne, tf32_rne), "ties away": (tf32_ties_away, tf32_ties_away),
                 "truncation": (tf32_truncated, tf32_truncated), "W_pw alone rne": (tf32_rne, lambda t: t)}.items()}
         print(f"B {B}: max |y| {float(y['rne'].abs().max()):.2f}; " +
@@ -85,7 +89,7 @@ def main() -> int:
                 "tf32 trunc": (tf32_truncated(w), tf32_truncated(act)), "fp32": (w, act)}
         d = {}
         for name, (ww, aa) in refs.items():
-            ref = torch.einsum("oc,bct->bot", ww[:, :, 0].double(), aa.double()) + b.double()[None, :, None]
+            ref = conv1x1_f64(ww[:, :, 0], aa, b)
             d[name] = float((y.double() - ref).abs().max()) / float(ref.abs().max())
         near = min(d, key=d.get)
         print(f"{B:4d} {T:6d}  {'':17} {d['tf32 rne']:9.2e} {d['tf32 rna']:9.2e} {d['tf32 trunc']:10.2e} {d['fp32']:9.2e}  "
